@@ -1,0 +1,69 @@
+"""Bad input and determinism of the Oregonator environment (fast: n=32)."""
+import numpy as np
+import pytest
+
+from hybrid_nbs.core import make_rng
+from hybrid_nbs.envs.oregonator import Oregonator
+
+
+@pytest.fixture(scope="module")
+def env():
+    return Oregonator(n=32, L=12.5)
+
+
+@pytest.fixture(scope="module")
+def state(env):
+    return env.initial_state(env.Params(), make_rng(0, "ic"), family="spiral")
+
+
+def test_wrong_shape(env, state):
+    with pytest.raises(ValueError, match="shape"):
+        env.advance(state[:, :-1], env.Params(), 1)
+
+
+@pytest.mark.parametrize("value", [np.nan, np.inf])
+def test_non_finite(env, state, value):
+    bad = state.copy(); bad[0, 1, 2] = value
+    with pytest.raises(ValueError, match="non-finite"):
+        env.advance(bad, env.Params(), 1)
+
+
+def test_negative_v(env, state):
+    bad = state.copy(); bad[1, 0, 0] = -0.5
+    with pytest.raises(ValueError, match="v must lie in"):
+        env.advance(bad, env.Params(), 1)
+
+
+@pytest.mark.parametrize("eps", [0.0, -0.01, float("nan")])
+def test_bad_eps(eps):
+    with pytest.raises(ValueError, match="eps must be"):
+        Oregonator.Params(eps=eps)
+
+
+@pytest.mark.parametrize("n_frames", [0, -1, 1.5])
+def test_bad_n_frames(env, state, n_frames):
+    with pytest.raises(ValueError, match="n_frames"):
+        env.advance(state, env.Params(), n_frames)
+
+
+def test_unknown_split(env):
+    with pytest.raises(ValueError, match="Unknown split"):
+        env.sample_params(make_rng(0), "training")
+
+
+def test_determinism_and_semigroup(env):
+    p = env.sample_params(make_rng(1, "oregonator", "ood_far"), "ood_far")
+    s0 = env.initial_state(p, make_rng(1, "ic"))
+    np.testing.assert_array_equal(s0, env.initial_state(p, make_rng(1, "ic")))
+    assert not np.array_equal(s0, env.initial_state(p, make_rng(2, "ic")))
+    whole = env.advance(s0, p, 3)
+    np.testing.assert_array_equal(whole, env.advance(s0, p, 3))
+    np.testing.assert_allclose(whole, env.advance(env.advance(s0, p, 1), p, 2), rtol=0, atol=1e-13)
+    assert np.isfinite(whole).all() and whole.min() >= -1e-9
+
+
+def test_param_vector_and_config(env):
+    p = env.Params()
+    v = env.param_vector(p)
+    assert v.dtype == np.float32 and v.tolist() == pytest.approx([1.4, 0.05, 0.002, 1.0])
+    assert Oregonator(**env.config()).config() == env.config()
