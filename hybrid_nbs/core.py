@@ -138,7 +138,10 @@ def tables_dir() -> Path:
     "`tables/`, created if missing."
     return _dir(project_root() / "tables")
 
-# %% ../nbs/00_core.ipynb #c015
+# %% ../nbs/00_core.ipynb #c016
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+
+
 def set_threads(n: int) -> int:
     "Use `n` threads in numba and (if imported) torch; returns the previous numba thread count."
     import numba
@@ -160,7 +163,7 @@ def threads(n: int):
     finally:
         set_threads(previous)
 
-# %% ../nbs/00_core.ipynb #c018
+# %% ../nbs/00_core.ipynb #c019
 def check_positive(value, name: str, integer: bool = False):
     "Return `value` if it is a finite positive number (an integer if `integer`), else raise `ValueError`."
     ok_type = isinstance(value, (int, np.integer)) if integer else isinstance(value, (int, float, np.integer, np.floating))
@@ -182,7 +185,7 @@ def check_array(x, shape: tuple, name: str = "state") -> np.ndarray:
         raise ValueError(f"{name} contains {int((~np.isfinite(x)).sum())} non-finite values (NaN or inf)")
     return np.ascontiguousarray(x, dtype=np.float64)
 
-# %% ../nbs/00_core.ipynb #c021
+# %% ../nbs/00_core.ipynb #c022
 class Env(abc.ABC):
     "Abstract base of every environment: a reference solver behind a small, checked interface."
     name: ClassVar[str]
@@ -241,7 +244,7 @@ def rollout(env: Env, state: np.ndarray, params, n_frames: int) -> np.ndarray:
         out[k + 1] = env.advance(out[k], params, 1)
     return out
 
-# %% ../nbs/00_core.ipynb #c025
+# %% ../nbs/00_core.ipynb #c026
 def _expect_value_error(fn, what: str):
     try:
         fn()

@@ -87,19 +87,26 @@ def _limit(a, b, kind):
 
 
 @njit(parallel=True, cache=True)
-def _pad_primitive(U, W, gamma, periodic):
-    "Primitive variables of `U` into `W` with two ghost cells per side (periodic or zero-gradient outflow)."
+def _pad_primitive(U, W, gamma, periodic, dx, dy):
+    "Primitive variables of `U` into `W` with two ghost cells per side; returns max (|u|+c)/dx + (|v|+c)/dy."
     n_y, n_x = U.shape[1], U.shape[2]
+    row_max = np.empty(n_y + 4)
     for jp in prange(n_y + 4):
         j = jp - 2
         j = (j % n_y) if periodic else min(max(j, 0), n_y - 1)
+        m = 0.0
         for ip in range(n_x + 4):
             i = ip - 2
             i = (i % n_x) if periodic else min(max(i, 0), n_x - 1)
             r = U[0, j, i]
             u, v = U[1, j, i] / r, U[2, j, i] / r
-            W[0, jp, ip], W[1, jp, ip], W[2, jp, ip] = r, u, v
-            W[3, jp, ip] = (gamma - 1.0) * (U[3, j, i] - 0.5 * r * (u * u + v * v))
+            p = (gamma - 1.0) * (U[3, j, i] - 0.5 * r * (u * u + v * v))
+            W[0, jp, ip], W[1, jp, ip], W[2, jp, ip], W[3, jp, ip] = r, u, v, p
+            # ghost cells copy interior cells, so including them leaves the maximum unchanged
+            c = math.sqrt(gamma * p / r)
+            m = max(m, (abs(u) + c) / dx + (abs(v) + c) / dy)
+        row_max[jp] = m
+    return row_max.max()
 
 
 @njit(parallel=True, cache=True)
@@ -163,23 +170,6 @@ def _update(U, FX, FY, dt, dx, dy, gamma, out):
                 bad += 1
     return bad
 
-
-@njit(parallel=True, cache=True)
-def _max_rate(U, dx, dy, gamma):
-    "max over cells of (|u| + c)/dx + (|v| + c)/dy, the inverse of the largest stable step at CFL 1."
-    n_y, n_x = U.shape[1], U.shape[2]
-    row = np.empty(n_y)
-    for j in prange(n_y):
-        m = 0.0
-        for i in range(n_x):
-            r = U[0, j, i]
-            u, v = U[1, j, i] / r, U[2, j, i] / r
-            p = (gamma - 1.0) * (U[3, j, i] - 0.5 * r * (u * u + v * v))
-            c = math.sqrt(gamma * p / r)
-            m = max(m, (abs(u) + c) / dx + (abs(v) + c) / dy)
-        row[j] = m
-    return row.max()
-
 # %% ../../nbs/02_euler.ipynb #c014
 class _Stepper:
     "Work arrays and the substep loop of the MUSCL-Hancock-HLLC scheme for one grid size."
@@ -193,25 +183,29 @@ class _Stepper:
         self.substeps = 0  # substeps taken since construction (for benchmarks)
         self.retries = 0  # substeps repeated at half size to keep positivity
 
-    def step(self, U, dt, gamma, out):
-        "One substep of size `dt` from `U` into `out`; returns the number of non-positive cells."
-        _pad_primitive(U, self.W, gamma, self.periodic)
+    def _fluxes_and_update(self, U, dt, gamma, out):
+        "Faces, fluxes and update from the padded primitives in `self.W`; returns the number of non-positive cells."
         _face_states(self.W, dt, self.dx, self.dx, gamma, self.limiter, *self.faces)
         _fluxes(*self.faces, gamma, self.FX, self.FY)
         self.substeps += 1
         return _update(U, self.FX, self.FY, dt, self.dx, self.dx, gamma, out)
+
+    def step(self, U, dt, gamma, out):
+        "One substep of size `dt` from `U` into `out`; returns the number of non-positive cells."
+        _pad_primitive(U, self.W, gamma, self.periodic, self.dx, self.dx)
+        return self._fluxes_and_update(U, dt, gamma, out)
 
     def advance_time(self, U, duration, gamma):
         "Advance `U` by exactly `duration` with CFL-limited substeps; the last one is shortened to land on time."
         U, out = U.copy(), np.empty_like(U)
         t = 0.0
         while t < duration:
-            dt = self.cfl / _max_rate(U, self.dx, self.dx, gamma)
+            dt = self.cfl / _pad_primitive(U, self.W, gamma, self.periodic, self.dx, self.dx)
             last = dt >= duration - t
             if last:
                 dt = duration - t
             for _ in range(8):  # halve the step until positivity holds (a safeguard; see the text above)
-                if self.step(U, dt, gamma, out) == 0:
+                if self._fluxes_and_update(U, dt, gamma, out) == 0:
                     break
                 dt, last = 0.5 * dt, False
                 self.retries += 1
