@@ -128,7 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "bench":
             recs = reproduce(args.profile, ["experiments/bench_"], args.out)
         else:
-            from hybrid_nbs.docs import build_docs, check_docs
+            from hybrid_nbs.docs import build_docs
+            from hybrid_nbs.docs_check import check_docs
             site = build_docs(profile=args.profile, from_runs=args.from_runs)
             if not args.no_check:
                 check_docs(site)

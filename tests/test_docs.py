@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from hybrid_nbs import docs
+from hybrid_nbs import docs, docs_check
 from hybrid_nbs.core import project_root
 
 ROOT = project_root()
@@ -12,7 +12,7 @@ ROOT = project_root()
 
 def _chromium():
     try:
-        return docs.find_chromium()
+        return docs_check.find_chromium()
     except RuntimeError:
         return None
 
@@ -36,7 +36,7 @@ def test_every_page_renders(site):
     "The index and every notebook's page render with their title, content and figures, and no local link is broken."
     site, notebooks = site
     manifest = json.loads((site / docs.MANIFEST).read_text())
-    res = docs.check_docs(site)  # raises DocsCheckError listing every failure
+    res = docs_check.check_docs(site)  # raises DocsCheckError listing every failure
     pages = res["pages"]
     assert "index.html" in pages
     want = {str(docs.page_name(nb).with_suffix(".html")) for nb in notebooks}
@@ -60,8 +60,8 @@ def test_check_catches_a_broken_link(site, tmp_path):
     (bad / docs.MANIFEST).write_text(json.dumps(manifest))
     index = (bad / "index.html").read_text()
     (bad / "index.html").write_text(index.replace("</main>", '<a href="nowhere.html">x</a></main>', 1))
-    with pytest.raises(docs.DocsCheckError) as e:
-        docs.check_docs(bad)
+    with pytest.raises(docs_check.DocsCheckError) as e:
+        docs_check.check_docs(bad)
     assert "index.html: broken local link 'nowhere.html'" in str(e.value)
     assert "gone.html: missing" in str(e.value)
 
@@ -69,7 +69,7 @@ def test_check_catches_a_broken_link(site, tmp_path):
 def test_missing_chromium_says_how_to_install(monkeypatch):
     monkeypatch.setattr(docs.shutil, "which", lambda name: None)
     with pytest.raises(RuntimeError, match="apt-get install -y chromium"):
-        docs.check_docs(ROOT)
+        docs_check.check_docs(ROOT)
 
 
 def test_missing_index_is_refused(tmp_path):
