@@ -6,13 +6,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from .core import PROFILES, get_profile, project_root
+from .core import ENV_NAMES, PROFILES, SPLITS, get_profile, project_root
 
 # %% auto #0
 __all__ = ['find_notebooks', 'reproduce', 'render_readme', 'main']
@@ -84,7 +85,6 @@ def _execute(pm, nb: Path, nbs: Path, out: Path, profile: str, save: bool) -> di
 # %% ../nbs/11_cli.ipynb #c012
 def render_readme(index_nb: Path) -> str:
     "GitHub markdown for the README, from the markdown and visible code cells of `index_nb`."
-    import json
     cells = json.loads(Path(index_nb).read_text())["cells"]
     parts = ["<!-- generated from nbs/index.ipynb by `hnwm readme`: edit the notebook, not this file -->"]
     for c in cells:
@@ -102,6 +102,16 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--profile", default="laptop", choices=tuple(PROFILES), help="problem sizes (default: laptop)")
     r.add_argument("--only", nargs="*", help="run only notebooks whose path contains one of these strings")
     r.add_argument("--out", type=Path, help="folder for _runs/, figures/ and tables/ (default: the checkout)")
+    g = sub.add_parser("data", help="build the trajectory datasets (Zarr stores), their cards and normalisation")
+    g.add_argument("--env", default="all", choices=(*ENV_NAMES, "all"))
+    g.add_argument("--profile", default="laptop", choices=tuple(PROFILES))
+    g.add_argument("--split", default="all", choices=(*SPLITS, "all"))
+    g.add_argument("--root", type=Path, help="folder holding <profile>/<env>/<split>.zarr (default: data/)")
+    g.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (default: $HYBRID_NBS_SCHEDULER)")
+    g.add_argument("--workers", type=int, help="local Dask workers (default: one per core; 0: no Dask)")
+    g.add_argument("--seed", type=int, default=0)
+    g.add_argument("--overwrite", action="store_true", help="delete and rebuild existing stores")
+    g.add_argument("--verify", action="store_true", help="re-check finished trajectories and rebuild damaged ones")
     b = sub.add_parser("bench", help="benchmarks")
     b.add_argument("what", choices=("solvers",), help="what to benchmark")
     b.add_argument("--profile", default="laptop", choices=tuple(PROFILES))
@@ -124,6 +134,13 @@ def main(argv: list[str] | None = None) -> int:
             root = project_root()
             (root / "README.md").write_text(render_readme(root / "nbs" / "index.ipynb"))
             print(f"wrote {root / 'README.md'}")
+            return 0
+        elif args.command == "data":
+            from hybrid_nbs.data import data_main
+            recs = data_main(args.env, args.profile, args.split, root=args.root, scheduler=args.scheduler,
+                             workers=args.workers, overwrite=args.overwrite, seed=args.seed, verify=args.verify)
+            for r in recs:
+                print(json.dumps(r, default=str))
             return 0
         elif args.command == "bench":
             recs = reproduce(args.profile, ["experiments/bench_"], args.out)

@@ -1,0 +1,163 @@
+"""The dataset builder: distributed = single-process bytes, crash + resume, uniqueness, bad input, cards, the torch Dataset."""
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from hybrid_nbs.card import load_norm, write_card
+from hybrid_nbs.core import SPLITS
+from hybrid_nbs.data import build_dataset, data_main, open_store, read_trajectory, store_path
+from hybrid_nbs.dataset import PairDataset
+from hybrid_nbs.envs import make_env
+from hybrid_nbs.envs.balls import Balls
+
+Q = dict(workers=0, progress=False)
+
+
+def tree(path: Path) -> dict:
+    return {str(f.relative_to(path)): f.read_bytes() for f in sorted(Path(path).rglob("*")) if f.is_file()}
+
+
+@pytest.fixture(scope="module")
+def euler_smoke(tmp_path_factory):
+    root = tmp_path_factory.mktemp("single")
+    build_dataset("euler", "smoke", "all", root, **Q)
+    return root
+
+
+def test_two_worker_cluster_gives_the_same_bytes(euler_smoke, tmp_path):
+    recs = build_dataset("euler", "smoke", "all", tmp_path, workers=2, progress=False)
+    assert [r["built"] for r in recs] == [4, 2, 2, 2, 2]
+    for s in SPLITS:
+        a, b = tree(store_path("euler", "smoke", s, euler_smoke)), tree(store_path("euler", "smoke", s, tmp_path))
+        assert a == b and len(a) > 10, s
+
+
+def test_killed_build_resumes_to_identical_bytes(euler_smoke, tmp_path):
+    code = ("from hybrid_nbs.data import build_dataset; "
+            f"build_dataset('euler', 'smoke', 'train', {str(tmp_path)!r}, workers=0, progress=False, _fail_at=(2, 'kill'))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 17, p.stderr  # the process died inside the task, after writing shard 2
+    path = store_path("euler", "smoke", "train", tmp_path)
+    g = open_store(path)
+    assert g["done"][...].tolist() == [1, 1, 0, 0]
+    stray = path / "states" / "c" / "3" / "0" / "0" / "0" / "0.deadbeef.partial"
+    stray.parent.mkdir(parents=True, exist_ok=True)
+    stray.write_bytes(b"half a chunk")  # what a kill during a chunk write leaves behind
+    (rec,) = build_dataset("euler", "smoke", "train", tmp_path, **Q)
+    assert (rec["built"], rec["skipped"]) == (2, 2) and not stray.exists()
+    assert tree(path) == tree(store_path("euler", "smoke", "train", euler_smoke))
+
+
+def test_exception_in_a_task_keeps_finished_work(euler_smoke, tmp_path):
+    with pytest.raises(RuntimeError, match="run the same command again to resume"):
+        build_dataset("euler", "smoke", "val", tmp_path, _fail_at=(1, "raise"), **Q)
+    assert open_store(store_path("euler", "smoke", "val", tmp_path))["done"][...].tolist() == [1, 0]
+    build_dataset("euler", "smoke", "val", tmp_path, **Q)
+    assert tree(store_path("euler", "smoke", "val", tmp_path)) == tree(store_path("euler", "smoke", "val", euler_smoke))
+
+
+def test_initial_states_are_unique_and_duplicates_refused(euler_smoke, tmp_path):
+    hashes = [bytes(h) for s in SPLITS for h in open_store(store_path("euler", "smoke", s, euler_smoke))["ic_hash"][...]]
+    seeds = [int(x) for s in SPLITS for x in open_store(store_path("euler", "smoke", s, euler_smoke))["seeds"][...]]
+    assert len(set(hashes)) == len(hashes) == 12 and len(set(seeds)) == 12
+
+    class Frozen(Balls):  # the paper's Euler bug: an initial state that ignores its generator
+        def initial_state(self, params, rng):
+            return super().initial_state(params, np.random.default_rng(0))
+
+    with pytest.raises(ValueError, match="duplicate initial state"):
+        build_dataset(Frozen(n_balls=3), "smoke", "train", tmp_path, **Q)
+    assert not any(tmp_path.rglob("*.zarr"))
+
+
+def test_bad_input(euler_smoke, tmp_path):
+    with pytest.raises(ValueError, match="Unknown environment"):
+        build_dataset("navier", "smoke", "train", tmp_path, **Q)
+    with pytest.raises(ValueError, match="Unknown profile"):
+        build_dataset("euler", "nano", "train", tmp_path, **Q)
+    with pytest.raises(ValueError, match="Unknown split"):
+        build_dataset("euler", "smoke", "training", tmp_path, **Q)
+    with pytest.raises(ValueError, match="workers must be"):
+        build_dataset("euler", "smoke", "train", tmp_path, workers=-1, progress=False)
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(ValueError, match="is a file"):
+        build_dataset("euler", "smoke", "train", tmp_path / "afile", **Q)
+    # a folder that is not a store is never deleted without overwrite
+    junk = store_path("euler", "smoke", "test", tmp_path)
+    junk.mkdir(parents=True)
+    (junk / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not a readable dataset store|not a hybrid_nbs dataset store"):
+        build_dataset("euler", "smoke", "test", tmp_path, **Q)
+    assert (junk / "notes.txt").read_text() == "mine"
+    build_dataset("euler", "smoke", "test", tmp_path, overwrite=True, **Q)
+    assert not (junk / "notes.txt").exists()
+
+
+def test_store_of_another_solver_is_refused_untouched(euler_smoke, monkeypatch, tmp_path):
+    build_dataset("euler", "smoke", "val", tmp_path, **Q)
+    path = store_path("euler", "smoke", "val", tmp_path)
+    before = tree(path)
+    with pytest.raises(ValueError, match=r"different configuration or solver \(config"):
+        build_dataset(make_env("euler", "smoke", cfl=0.3), "smoke", "val", tmp_path, **Q)
+    import hybrid_nbs.data
+    monkeypatch.setattr(hybrid_nbs.data, "solver_hash", lambda env: "0" * 64)
+    with pytest.raises(ValueError, match=r"solver_hash: stored '.*' != current '0000"):
+        build_dataset("euler", "smoke", "val", tmp_path, **Q)
+    assert tree(path) == before
+    with pytest.raises(ValueError, match="other solver code"):
+        PairDataset(path, solver_hash="0" * 64)
+
+
+def test_corrupt_chunk_is_named_and_repaired(euler_smoke, tmp_path):
+    build_dataset("euler", "smoke", "train", tmp_path, **Q)
+    path = store_path("euler", "smoke", "train", tmp_path)
+    good = tree(path)
+    shard = path / "states" / "c" / "1" / "0" / "0" / "0" / "0"
+    data = shard.read_bytes()
+    shard.write_bytes(data[:100] + bytes(64) + data[164:])  # flip bytes inside the first frame's chunk
+    with pytest.raises(ValueError, match=rf"{path}: trajectory 1 is corrupt.*verify=True"):
+        read_trajectory(open_store(path), 1)
+    shard.write_bytes(data[: len(data) // 2])  # truncated
+    ds = PairDataset(path, n_pairs=64)
+    with pytest.raises(ValueError, match="trajectory 1 is corrupt or truncated"):
+        ds[int(np.flatnonzero(ds.pairs[:, 0] == 1)[0])]
+    (rec,) = build_dataset("euler", "smoke", "train", tmp_path, verify=True, **Q)
+    assert rec["repaired"] == 1 and tree(path) == good
+
+
+def test_data_main_card_and_norm(tmp_path):
+    recs = data_main("balls", "smoke", "all", root=tmp_path, workers=0, progress=False)
+    assert [r["split"] for r in recs] == list(SPLITS)
+    folder = store_path("balls", "smoke", "train", tmp_path).parent
+    card = (folder / "card.md").read_text()
+    assert "Parameter ranges per split" in card and "ood_far" in card and (folder / "card.png").stat().st_size > 1000
+    norm = load_norm("balls", "smoke", tmp_path)
+    x = open_store(folder / "train.zarr")["states"][...].astype(np.float64)
+    assert np.allclose(norm["state_mean"], x.mean(axis=(0, 1, 2))) and len(norm["delta_std"]) == 9
+    assert write_card("balls", "smoke", tmp_path).read_text() == card  # regenerated, identical
+
+
+def test_pair_dataset_with_worker_processes(euler_smoke):
+    path = store_path("euler", "smoke", "train", euler_smoke)
+    ds = PairDataset(path, n_pairs=32, mode="continuous")
+    _ = ds[0]  # the parent has opened the store before the workers fork
+    loader = torch.utils.data.DataLoader(ds, batch_size=8, num_workers=2)
+    batches = list(loader)
+    s = torch.cat([b[0] for b in batches])
+    states = open_store(path)["states"]
+    i, t0, h = ds.pairs[5]
+    assert s.shape == (32, 4, 32, 32) and s.dtype == torch.float32
+    assert np.array_equal(s[5].numpy(), states[i, t0]) and np.array_equal(batches[0][1][5].numpy(), states[i, t0 + h])
+
+
+def test_incomplete_store_refused_by_dataset(tmp_path):
+    with pytest.raises(RuntimeError):
+        build_dataset("balls", "smoke", "train", tmp_path, _fail_at=(1, "raise"), **Q)
+    with pytest.raises(ValueError, match="incomplete .1 of 4"):
+        PairDataset(store_path("balls", "smoke", "train", tmp_path))
+    with pytest.raises(ValueError, match="no dataset store"):
+        PairDataset(store_path("balls", "smoke", "val", tmp_path))
