@@ -11,12 +11,12 @@ import math
 from typing import ClassVar
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from ..core import Env, check_array, check_positive, check_split
 
 # %% auto #0
-__all__ = ['OregonatorParams', 'laplacian_symbol', 'Oregonator', 'reference_solution']
+__all__ = ['OregonatorParams', 'laplacian_symbol', 'heat_kernel', 'Oregonator', 'reference_solution']
 
 # %% ../../nbs/01_oregonator.ipynb #c006
 _BANDS = {  # split -> (f intervals, eps intervals); a draw picks an interval with probability proportional to its length
@@ -56,37 +56,69 @@ class OregonatorParams:
 _GAMMA = 1.0 - 1.0 / math.sqrt(2.0)  # SDIRK2: L-stable, stiffly accurate
 
 
-@njit(cache=True, inline="always")
-def _implicit_stage(ru, rv, u, a, f, eps, q):
-    "Solve u = ru + a R(u, v), v = (rv + a u)/(1 + a) for (u, v) by safeguarded Newton from the guess u."
-    c = a / (1.0 + a)
-    for _ in range(60):
-        v = (rv + a * u) / (1.0 + a)
-        s = u + q
-        ratio = (u - q) / s
-        g = u - ru - a * (u * (1.0 - u) - f * v * ratio) / eps
-        dg = 1.0 - a * (1.0 - 2.0 * u - 2.0 * f * v * q / (s * s) - f * ratio * c) / eps
-        un = u - g / dg
-        if un < 0.0:
-            un = 0.5 * u
-        done = abs(un - u) <= 1e-12 * (1.0 + un)
-        u = un
-        if done:
-            break
-    return u, (rv + a * u) / (1.0 + a)
+_SWEEPS = (4, 3)  # vectorised Newton sweeps for stage 1 (from u0) and stage 2 (from the stage-1 value)
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, inline="always", error_model="numpy")
+def _newton_row(ru, rv, u, d, a, f, eps, q, sweeps):
+    "Solve u = ru + a R(u, v), v = (rv + a u)/(1 + a) for a row of cells by safeguarded Newton from the guess u, in place."
+    inv = 1.0 / (1.0 + a)
+    c, ae = a * inv, a / eps
+    for _ in range(sweeps):  # branch-free: LLVM vectorises this loop
+        for j in range(u.shape[0]):
+            uj = u[j]
+            v = (rv[j] + a * uj) * inv
+            S = uj + q  # g and g' multiplied by S and S^2: one divide per step
+            gS = (uj - ru[j] - ae * uj * (1.0 - uj)) * S + ae * f * v * (uj - q)
+            dgS2 = (1.0 - ae * (1.0 - 2.0 * uj)) * S * S + ae * f * (2.0 * v * q + c * (uj - q) * S)
+            un = uj - gS * S / dgS2
+            un = un if un >= 0.0 else 0.5 * uj  # halve instead of crossing 0 (the pole is at u = -q)
+            d[j] = abs(un - uj) - 1e-12 * (1.0 + un)
+            u[j] = un
+    for j in range(u.shape[0]):
+        if d[j] > 0.0:  # the few cells not yet converged: iterate on alone
+            uj = u[j]
+            for _ in range(60):
+                v = (rv[j] + a * uj) * inv
+                S = uj + q
+                gS = (uj - ru[j] - ae * uj * (1.0 - uj)) * S + ae * f * v * (uj - q)
+                dgS2 = (1.0 - ae * (1.0 - 2.0 * uj)) * S * S + ae * f * (2.0 * v * q + c * (uj - q) * S)
+                un = uj - gS * S / dgS2
+                un = un if un >= 0.0 else 0.5 * uj
+                done = abs(un - uj) <= 1e-12 * (1.0 + un)
+                uj = un
+                if done:
+                    break
+            u[j] = uj
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _react_row(Ur, Vr, h, f, eps, q, work):
+    "Advance one row of cells' reaction ODE by one SDIRK2 step of size h, in place (`work`: (6, n) scratch)."
+    a = _GAMMA * h
+    inv = 1.0 / (1.0 + a)
+    w = (1.0 - _GAMMA) / _GAMMA  # stage 2 reuses h F(Y1) = (Y1 - y0)/gamma
+    u0, v0, ru, rv, u, d = work[0], work[1], work[2], work[3], work[4], work[5]
+    for j in range(Ur.shape[0]):
+        u0[j] = max(Ur[j], 0.0)  # guards round-off negatives
+        v0[j] = max(Vr[j], 0.0)
+        u[j] = u0[j]
+    _newton_row(u0, v0, u, d, a, f, eps, q, _SWEEPS[0])
+    for j in range(Ur.shape[0]):
+        ru[j] = u0[j] + w * (u[j] - u0[j])
+        rv[j] = v0[j] + w * ((v0[j] + a * u[j]) * inv - v0[j])
+    _newton_row(ru, rv, u, d, a, f, eps, q, _SWEEPS[1])
+    for j in range(Ur.shape[0]):
+        Ur[j] = u[j]
+        Vr[j] = (rv[j] + a * u[j]) * inv
+
+
+@njit(cache=True, error_model="numpy")
 def _react(U, V, h, f, eps, q):
     "Advance every cell's reaction ODE by one SDIRK2 step of size h, in place."
-    a = _GAMMA * h
-    w = (1.0 - _GAMMA) / _GAMMA  # stage 2 reuses h F(Y1) = (Y1 - y0)/gamma
-    for i in prange(U.shape[0]):
-        for j in range(U.shape[1]):
-            u0 = max(U[i, j], 0.0)  # clears round-off negatives of the FFT
-            v0 = max(V[i, j], 0.0)
-            u1, v1 = _implicit_stage(u0, v0, u0, a, f, eps, q)
-            U[i, j], V[i, j] = _implicit_stage(u0 + w * (u1 - u0), v0 + w * (v1 - v0), u1, a, f, eps, q)
+    work = np.empty((6, U.shape[1]))
+    for i in range(U.shape[0]):
+        _react_row(U[i], V[i], h, f, eps, q, work)
 
 
 def laplacian_symbol(n: int, dx: float) -> np.ndarray:
@@ -96,6 +128,71 @@ def laplacian_symbol(n: int, dx: float) -> np.ndarray:
     return -(4.0 / dx**2) * (np.sin(ky / 2)[:, None] ** 2 + np.sin(kx / 2)[None, :] ** 2)
 
 # %% ../../nbs/01_oregonator.ipynb #c014
+def heat_kernel(n: int, dx: float, Dt: float,  # D times the time step
+                tol: float = 1e-13) -> tuple[np.ndarray, int]:  # taps below this are dropped
+    "Taps (offsets -R..R) of the periodic 1-D exact heat step exp(Dt L) of the 3-point Laplacian, and R."
+    k = 2 * np.pi * np.fft.rfftfreq(n)
+    c = np.fft.irfft(np.exp(-Dt * (4.0 / dx**2) * np.sin(k / 2) ** 2), n=n)  # c[m]: weight of offset m (mod n)
+    offs = np.arange(n) - n * (np.arange(n) > n // 2)
+    big = np.flatnonzero(np.abs(c) > tol)
+    R = int(np.abs(offs[big]).max()) if big.size else 0
+    if 2 * R + 1 > n:  # no decay within the box: the whole circulant
+        R = n // 2
+        taps = np.zeros(2 * R + 1)
+        np.add.at(taps, offs + R, c)
+    else:
+        taps = c[np.arange(-R, R + 1) % n]
+    taps = np.maximum(taps, 0.0)  # the exact taps are positive: clears round-off
+    return taps / taps.sum(), R  # the dropped tail (< 1e-13) goes back to keep the mean exactly
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _conv_rows(src, dst, c, R, pad):
+    "dst = src convolved along axis 1 (periodic) with taps c (offsets -R..R)."
+    n0, n1 = src.shape
+    for i in range(n0):
+        for j in range(R):
+            pad[j] = src[i, (j - R) % n1]
+            pad[n1 + R + j] = src[i, j % n1]
+        for j in range(n1):
+            pad[R + j] = src[i, j]
+            dst[i, j] = 0.0
+        for k in range(2 * R + 1):
+            ck = c[k]
+            for j in range(n1):
+                dst[i, j] += ck * pad[j + k]
+
+
+@njit(cache=True, inline="always", error_model="numpy")
+def _conv_col(src, i, c, R, out):
+    "out = row i of src convolved along axis 0 (periodic) with taps c."
+    n0 = src.shape[0]
+    out[:] = 0.0
+    for k in range(2 * R + 1):
+        ck = c[k]
+        ii = (i + k - R) % n0
+        for j in range(out.shape[0]):
+            out[j] += ck * src[ii, j]
+
+
+@njit(cache=True, error_model="numpy")
+def _advance_kernel(U, V, n_frames, K, h, ch, Rh, cf, Rf, f, eps, q):
+    "n_frames frames of K Strang steps D(h/2) R(h) D(h/2) with merged half steps, in place (ch/cf: half/full taps)."
+    n0, n1 = U.shape
+    T = np.empty_like(U)
+    pad = np.empty(n1 + 2 * max(Rh, Rf))
+    work = np.empty((6, n1))
+    for _ in range(n_frames):
+        for k in range(K + 1):
+            half = k == 0 or k == K
+            c, R = (ch, Rh) if half else (cf, Rf)
+            _conv_rows(U, T, c, R, pad)
+            for i in range(n0):
+                _conv_col(T, i, c, R, U[i])
+                if k < K:
+                    _react_row(U[i], V[i], h, f, eps, q, work)
+
+# %% ../../nbs/01_oregonator.ipynb #c018
 _IC_FAMILIES = ("spiral", "target", "random")
 _IC_WEIGHTS = (0.5, 0.3, 0.2)
 
@@ -105,7 +202,7 @@ def _smooth_step(z, width):
 
 
 class Oregonator(Env):
-    "Tyson-Fife Oregonator on a periodic square: Strang split (exact diffusion, SDIRK2 reaction), numba."
+    "Tyson-Fife Oregonator on a periodic square: Strang split (exact diffusion, SDIRK2 reaction), one fused numba pass per step."
     name: ClassVar[str] = "oregonator"
     channel_names: ClassVar[tuple[str, ...]] = ("u", "v")
     Params: ClassVar[type] = OregonatorParams
@@ -120,8 +217,7 @@ class Oregonator(Env):
         self.frame_dt = float(check_positive(frame_dt, "frame_dt"))
         self.steps_per_frame = check_positive(steps_per_frame, "steps_per_frame", integer=True)
         self.dx = self.L / self.n
-        self._symbol = laplacian_symbol(self.n, self.dx)
-        self._mult = {}  # (D, h) -> Fourier multiplier of the half diffusion step
+        self._kernels = {}  # (D, h) -> heat-kernel taps of the half and the full diffusion step
 
     @property
     def state_shape(self) -> tuple[int, int, int]:
@@ -158,28 +254,21 @@ class Oregonator(Env):
         "Strang steps per frame: `steps_per_frame`, more if needed to keep the reaction step h <= eps/2."
         return max(self.steps_per_frame, math.ceil(2.0 * self.frame_dt / params.eps - 1e-9))
 
-    def _frame(self, U: np.ndarray, V: np.ndarray, p: OregonatorParams) -> np.ndarray:
-        "One frame of K Strang steps D(h/2) R(h) D(h/2); V is updated in place, the new U returned."
-        K = self.n_steps(p)
-        h = self.frame_dt / K
-        key = (p.D, h)
-        if key not in self._mult:
-            self._mult[key] = (np.exp(0.5 * h * p.D * self._symbol), np.exp(h * p.D * self._symbol))
-        half, full = self._mult[key]
-        U = np.fft.irfft2(np.fft.rfft2(U) * half, s=U.shape)
-        for k in range(K):
-            _react(U, V, h, p.f, p.eps, p.q)
-            U = np.fft.irfft2(np.fft.rfft2(U) * (full if k < K - 1 else half), s=U.shape)
-        return U
+    def _taps(self, D: float, h: float):
+        key = (D, h)
+        if key not in self._kernels:
+            self._kernels[key] = heat_kernel(self.n, self.dx, 0.5 * h * D) + heat_kernel(self.n, self.dx, h * D)
+        return self._kernels[key]
 
     def advance(self, state: np.ndarray, params: OregonatorParams, n_frames: int) -> np.ndarray:
         check_positive(n_frames, "n_frames", integer=True)
         p = self._check_params(params)
         state = self.check_state(state)
-        U, V = state[self.U].copy(), state[self.V].copy()
-        for _ in range(n_frames):
-            U = self._frame(U, V, p)
-        return np.stack([U, V])
+        K = self.n_steps(p)
+        h = self.frame_dt / K
+        out = np.array(state, dtype=np.float64, order="C")  # a copy; the kernel works in place
+        _advance_kernel(out[self.U], out[self.V], n_frames, K, h, *self._taps(p.D, h), p.f, p.eps, p.q)
+        return out
 
     def ic_family(self, rng: np.random.Generator) -> str:
         "Draw the initial-condition family (50% spiral, 30% target, 20% random); `initial_state` draws it first."
@@ -219,11 +308,11 @@ class Oregonator(Env):
             return self.advance(state, p, max(1, round(self.burn_in / self.frame_dt)))
         return np.stack([u, v])
 
-# %% ../../nbs/01_oregonator.ipynb #c020
-@njit(cache=True, parallel=True)
+# %% ../../nbs/01_oregonator.ipynb #c024
+@njit(cache=True, error_model="numpy")
 def _mol_rhs(U, V, FU, FV, f, eps, q, D, idx2):
     n0, n1 = U.shape
-    for i in prange(n0):
+    for i in range(n0):
         ip, im = (i + 1) % n0, (i - 1) % n0
         for j in range(n1):
             u = U[i, j]
