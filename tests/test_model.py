@@ -213,6 +213,7 @@ def test_flops_and_benchmark():
     model = build_model(make_config(MODELS["unet-smoke"], "oregonator"))
     one = count_flops(model)
     assert one > 0 and count_flops(model, batch=3) == 3 * one
+    before = torch.get_num_threads()
     rows = inference_benchmark(model, batch_sizes=(1, 2), threads=(1,), min_time=0.0, min_reps=1)
     assert [r["batch"] for r in rows] == [1, 2] and all(r["forward_per_s"] > 0 for r in rows)
-    assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before  # the caller's thread count is restored
