@@ -65,7 +65,7 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
     with torch.inference_mode():
         for lo in range(0, len(x), batch_size):
             z = model.state_norm(torch.from_numpy(x[lo:lo + batch_size]))
-            pb = torch.from_numpy(np.ascontiguousarray(p[lo:lo + batch_size]))
+            pb = torch.from_numpy(np.array(p[lo:lo + batch_size]))  # a writable copy of the broadcast view
             direct = model(z, horizon, pb)
             total = torch.zeros(_norm_over_channels(direct, model.grid).shape)
             for a in splits:
