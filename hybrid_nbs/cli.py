@@ -112,6 +112,14 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--seed", type=int, default=0)
     g.add_argument("--overwrite", action="store_true", help="delete and rebuild existing stores")
     g.add_argument("--verify", action="store_true", help="re-check finished trajectories and rebuild damaged ones")
+    t = sub.add_parser("train", help="train (or resume) the surrogate; for DDP run `torchrun ... -m hybrid_nbs.train`")
+    t.add_argument("--env", default="all", choices=(*ENV_NAMES, "all"))
+    t.add_argument("--profile", default="laptop", choices=tuple(PROFILES))
+    t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--root", type=Path, help="data folder holding <profile>/<env>/ (default: data/)")
+    t.add_argument("--epochs", type=int, help="override the profile's epochs")
+    t.add_argument("--threads", type=int, help="torch threads (default: the profile's, divided among local ranks)")
+    t.add_argument("--no-resume", action="store_true", help="start afresh instead of resuming from the last checkpoint")
     b = sub.add_parser("bench", help="benchmarks")
     b.add_argument("what", choices=("solvers",), help="what to benchmark")
     b.add_argument("--profile", default="laptop", choices=tuple(PROFILES))
@@ -141,6 +149,12 @@ def main(argv: list[str] | None = None) -> int:
                              workers=args.workers, overwrite=args.overwrite, seed=args.seed, verify=args.verify)
             for r in recs:
                 print(json.dumps(r, default=str))
+            return 0
+        elif args.command == "train":
+            from hybrid_nbs.train import train_main
+            out = train_main(args.env, args.profile, seed=args.seed, root=args.root, resume=not args.no_resume,
+                             epochs=args.epochs, threads=args.threads)
+            print(json.dumps(out, default=str)[:4000])
             return 0
         elif args.command == "bench":
             recs = reproduce(args.profile, ["experiments/bench_"], args.out)
