@@ -90,14 +90,13 @@ def param_ranges(path: str | Path) -> dict:
 
 def plot_trajectories(path: str | Path, out: str | Path, n: int = 3):
     "Save a picture of the first `n` trajectories of the store (channel 0 at four times, or ball heights)."
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # a bare Figure: no pyplot state, and the caller's backend is left alone
     g = open_store(path)
     n, T, shape = min(n, g["states"].shape[0]), g.attrs["n_frames"], g.attrs["state_shape"]
     times = np.linspace(0, T - 1, 4).round().astype(int)
     grid = len(shape) == 3
-    fig, axes = plt.subplots(n, 4 if grid else 1, figsize=(8, 2 * n) if grid else (6, 2 * n), squeeze=False)
+    fig = Figure(figsize=(8, 2 * n) if grid else (6, 2 * n))
+    axes = fig.subplots(n, 4 if grid else 1, squeeze=False)
     for i in range(n):
         x = read_trajectory(g, i)
         if grid:
@@ -111,7 +110,6 @@ def plot_trajectories(path: str | Path, out: str | Path, n: int = 3):
                  + (f"{g.attrs['channel_names'][0]}" if grid else "ball heights"))
     fig.tight_layout()
     fig.savefig(out, dpi=80, metadata={"Software": None})
-    plt.close(fig)
     return out
 
 
