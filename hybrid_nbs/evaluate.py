@@ -22,7 +22,8 @@ from .metrics import deferral, traj_auroc
 from .metrics_ci import bootstrap_ci, summarise
 
 # %% auto #0
-__all__ = ['SplitData', 'load_split', 'true_error_map', 'map_vs_truth', 'mode2_sweep', 'mode1_speed', 'evaluate_env']
+__all__ = ['SplitData', 'load_split', 'true_error_map', 'map_vs_truth', 'mode2_sweep', 'mode1_speed', 'evaluate_env',
+           'metrics_markdown', 'mode2_markdown', 'speed_markdown']
 
 # %% ../nbs/10a_evaluate.ipynb #c005
 @dataclasses.dataclass
@@ -146,3 +147,46 @@ def evaluate_env(env_name: str, model, profile=None, root=None, n_boot: int = 10
         tmp = out.with_name(out.name + ".partial")
         tmp.write_text(json.dumps(res, indent=1, default=float)); tmp.replace(out)
     return res
+
+# %% ../nbs/10a_evaluate.ipynb #c015
+_ROW_KEYS = [("traj_auroc_top25", "traj AUROC (top 25%)"), ("cell_auroc_top10_traj", "cell AUROC (top 10%)"),
+             ("cell_auroc_top25_traj", "cell AUROC (top 25%)"), ("cell_auprc_top10_traj", "cell AUPRC (top 10%)"),
+             ("cell_spearman_traj", "cell Spearman"), ("traj_spearman", "traj Spearman"), ("prr", "PRR"),
+             ("cell_ause_rel_traj", "rel. AUSE (cells)"), ("defer25_model_ratio", "error at 25% deferred / Mode 1"),
+             ("defer25_random_ratio", "random gate, 25%"), ("defer25_oracle_ratio", "oracle gate, 25%")]
+
+
+def _ci(v, digits=3) -> str:
+    est, lo, hi = v
+    return "n/a" if est is None or not math.isfinite(est) else f"{est:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def metrics_markdown(res: dict) -> str:
+    "Map-vs-truth metrics at the longest horizon, one column per split, with 95% CIs."
+    splits = list(res["maps"])
+    head = f"| metric (h = {res['maps'][splits[0]]['horizon']}) | " + " | ".join(f"{s} (n={res['n'][s]})" for s in splits) + " |"
+    lines = [head, "|---" * (len(splits) + 1) + "|"]
+    for key, label in _ROW_KEYS:
+        cells = [_ci(res["maps"][s]["summary"][key]) if key in res["maps"][s]["summary"] else "n/a" for s in splits]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def mode2_markdown(res: dict) -> str:
+    "The q-sweep of Mode 2 on test: deferred share, error and wall time against the solver alone."
+    m = res["mode2"]
+    lines = [f"Solver alone: {m['solver_seconds']:.3f} s for {m['n']} trajectories; Mode 1: {m['mode1_seconds']:.3f} s, "
+             f"error {m['mode1_error']:.4f} (normalised RMSE); PRR {m['prr']:.3f}; {m['threads']} thread(s).", "",
+             "| target deferral (val-calibrated) | deferred on test | error | error / Mode 1 | wall s | speedup vs solver |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {r['deferral_target']:.0%} | {r['deferred']:.0%} | {r['error']:.4f} | {r['error_ratio']:.3f} | "
+              f"{r['seconds']:.3f} | {r['speedup_vs_solver']:.1f}x |" for r in m["rows"]]
+    return "\n".join(lines) + "\n"
+
+
+def speed_markdown(res: dict) -> str:
+    "Mode 1 seconds per trajectory for the surrogate and the solver at equal threads."
+    lines = ["| batch | threads | horizon | surrogate s/traj | solver s/traj | speedup |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r['batch']} | {r['threads']} | {r['horizon']} | {r['surrogate_s']:.2e} | {r['solver_s']:.2e} | "
+              f"{r['speedup']:.1f}x |" for r in res["mode1_speed"]]
+    return "\n".join(lines) + "\n"
