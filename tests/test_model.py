@@ -10,7 +10,13 @@ from hybrid_nbs.model import (MODELS, PADDINGS, FiLM, HorizonEmbedding, Normaliz
 from hybrid_nbs.model_cost import count_flops, inference_benchmark
 
 torch.set_num_threads(1)
-torch.set_grad_enabled(False)
+
+
+@pytest.fixture(autouse=True)
+def _no_grad():
+    "Forward passes only; scoped to each test so no other test module inherits disabled gradients."
+    with torch.no_grad():
+        yield
 
 # Realistic layouts and raw values: Oregonator (u, v) with [f, eps, q, D]; Euler conserved variables with [gamma];
 # balls (x, y, z, v, omega) with [restitution, gravity]. Constant parameters have std 0 on purpose.
