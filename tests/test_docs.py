@@ -49,6 +49,13 @@ def test_every_page_renders(site):
     assert all(r["links"] > 0 for r in pages.values())
 
 
+def test_index_keeps_everything_after_its_title(site):
+    "nbdev turns a first cell's title and description into front matter; the rest of the README must still show."
+    index = (site[0] / "index.html").read_text()
+    for text in ("make reproduce", "make test", "Profiles", "The chapters", "Using the library"):
+        assert text in index, f"the docs index lost {text!r}"
+
+
 @needs_chromium
 def test_check_catches_a_broken_link(site, tmp_path):
     "A page with a broken local link, or a missing page, fails the check and is named."
