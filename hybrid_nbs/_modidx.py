@@ -392,6 +392,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                    'hybrid_nbs.hybrid.HybridSimulator.scores': ( 'hybrid.html#hybridsimulator.scores',
                                                                                  'hybrid_nbs/hybrid.py'),
                                    'hybrid_nbs.hybrid._quantile_threshold': ('hybrid.html#_quantile_threshold', 'hybrid_nbs/hybrid.py'),
+                                   'hybrid_nbs.hybrid.normalised_difference': ('hybrid.html#normalised_difference', 'hybrid_nbs/hybrid.py'),
                                    'hybrid_nbs.hybrid.trajectory_error': ('hybrid.html#trajectory_error', 'hybrid_nbs/hybrid.py')},
             'hybrid_nbs.metrics': { 'hybrid_nbs.metrics._as_float': ('metrics.html#_as_float', 'hybrid_nbs/metrics.py'),
                                     'hybrid_nbs.metrics._as_label': ('metrics.html#_as_label', 'hybrid_nbs/metrics.py'),

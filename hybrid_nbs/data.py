@@ -120,7 +120,8 @@ def _create(path: Path, ident: dict, env: Env, plan: list[dict]) -> None:
     tmp.rename(path)
 
 
-def open_store(path: str | Path, mode: str = "r") -> zarr.Group:
+def open_store(path: str | Path, mode: str = "r",
+               complete: bool = False) -> zarr.Group:  # also refuse a store whose build has not finished
     "Open the dataset store at `path`, raising a `ValueError` that says what to do if it is not one."
     path = Path(path)
     if not path.is_dir():
@@ -135,6 +136,9 @@ def open_store(path: str | Path, mode: str = "r") -> zarr.Group:
     if missing:
         raise ValueError(f"{path} is not a hybrid_nbs dataset store (missing {missing}); "
                          "rebuild it with overwrite=True (hnwm data --overwrite)")
+    if complete and not (done := g["done"][...]).all():
+        raise ValueError(f"{path} is incomplete ({int(done.sum())} of {done.size} trajectories done); "
+                         "resume the build with `hnwm data` (build_dataset) before using it")
     return g
 
 

@@ -59,11 +59,7 @@ class PairDataset(torch.utils.data.Dataset):
                  max_horizon: int = 64,
                  solver_hash: str | None = None):  # refuse a store built by other solver code
         self.path = Path(path)
-        g = open_store(self.path)
-        done = g["done"][...]
-        if not done.all():
-            raise ValueError(f"{self.path} is incomplete ({int(done.sum())} of {done.size} trajectories done); "
-                             "resume the build with `hnwm data` (build_dataset) before training on it")
+        g = open_store(self.path, complete=True)
         if solver_hash is not None and g.attrs["solver_hash"] != solver_hash:
             raise ValueError(f"{self.path} was built by other solver code (hash {g.attrs['solver_hash'][:12]} != "
                              f"{solver_hash[:12]}); rebuild it with `hnwm data --overwrite`")

@@ -17,7 +17,7 @@ from .core import check_split, get_profile, threads
 from .data import open_store, read_trajectory, store_path
 from .envs import make_env
 from .errormap import step_doubling
-from .hybrid import HybridSimulator, trajectory_error
+from .hybrid import HybridSimulator, normalised_difference, trajectory_error
 from .metrics import deferral, traj_auroc
 from .metrics_ci import bootstrap_ci, summarise
 
@@ -43,7 +43,7 @@ def load_split(env_name: str, profile, split: str, horizons, root=None, t0: int 
     "Frame `t0` and frames `t0 + h` of every trajectory of a stored split (the first `limit` of them)."
     check_split(split)
     env = make_env(env_name, profile)
-    g = open_store(store_path(env_name, profile, split, root))
+    g = open_store(store_path(env_name, profile, split, root), complete=True)
     n = int(g.attrs["size"]) if limit is None else min(limit, int(g.attrs["size"]))
     full = g.attrs["params_full"]
     full = json.loads(full) if isinstance(full, str) else full
@@ -58,10 +58,7 @@ def load_split(env_name: str, profile, split: str, horizons, root=None, t0: int 
 
 def true_error_map(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
     "Per-cell (per-ball) error norm over channels, in the model's per-channel normalised units."
-    std = model.state_norm.std.numpy().astype(np.float64)
-    axis = 1 if model.grid else -1
-    shape = [1] * prediction.ndim; shape[axis] = len(std)
-    return np.sqrt((((prediction - target) / std.reshape(shape)) ** 2).sum(axis=axis))
+    return np.sqrt((normalised_difference(model, prediction, target) ** 2).sum(axis=1 if model.grid else -1))
 
 # %% ../nbs/10a_evaluate.ipynb #c007
 def map_vs_truth(model, data: SplitData, horizons, n_boot: int = 1000, seed: int = 0) -> dict:

@@ -16,7 +16,7 @@ from .core import Env, check_positive
 from .errormap import step_doubling
 
 # %% auto #0
-__all__ = ['HybridResult', 'HybridSimulator', 'trajectory_error']
+__all__ = ['HybridResult', 'HybridSimulator', 'normalised_difference', 'trajectory_error']
 
 # %% ../nbs/10_hybrid.ipynb #c006
 @dataclasses.dataclass
@@ -124,10 +124,14 @@ class HybridSimulator:
         return HybridResult(pred, deferred, s, sd.error_map, dict(surrogate=t1 - t0, solver=t2 - t1, total=t2 - t0))
 
 
+def normalised_difference(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
+    "`prediction - target` in the model's per-channel normalised units (each channel over its train std)."
+    std = model.state_norm.std.numpy().astype(np.float64)
+    shape = [1] * np.ndim(prediction); shape[1 if model.grid else -1] = len(std)
+    return (np.asarray(prediction, np.float64) - np.asarray(target, np.float64)) / std.reshape(shape)
+
+
 def trajectory_error(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
     "Per-trajectory RMSE in the model's per-channel normalised units."
-    std = model.state_norm.std.numpy().astype(np.float64)
-    axis = 1 if model.grid else -1
-    shape = [1] * prediction.ndim; shape[axis] = len(std)
-    d = (np.asarray(prediction, np.float64) - np.asarray(target, np.float64)) / std.reshape(shape)
+    d = normalised_difference(model, prediction, target)
     return np.sqrt((d ** 2).reshape(len(d), -1).mean(axis=1))

@@ -125,11 +125,7 @@ class PairSource:
     "Batches (state, target, horizon, params) of raw float32 tensors from one split's store."
     def __init__(self, path: str | Path, memory_gb: float = 4.0):
         self.path = Path(path)
-        g = open_store(self.path)
-        done = g["done"][...]
-        if not done.all():
-            raise ValueError(f"{self.path} is incomplete ({int(done.sum())} of {done.size} trajectories); "
-                             "finish it with `hnwm data` before training")
+        g = open_store(self.path, complete=True)
         self.n_traj, self.n_frames = g["states"].shape[:2]
         self.params = torch.from_numpy(np.asarray(g["params"][...], np.float32))
         nbytes = math.prod(g["states"].shape) * 4
