@@ -22,8 +22,9 @@ from .metrics import deferral, traj_auroc
 from .metrics_ci import bootstrap_ci, summarise
 
 # %% auto #0
-__all__ = ['SplitData', 'load_split', 'true_error_map', 'map_vs_truth', 'mode2_sweep', 'mode1_speed', 'evaluate_env',
-           'metrics_markdown', 'mode2_markdown', 'speed_markdown']
+__all__ = ['BASELINE_KEYS', 'SplitData', 'load_split', 'true_error_map', 'map_vs_truth', 'mode2_sweep', 'mode1_speed',
+           'compare_baselines', 'evaluate_env', 'metrics_markdown', 'mode2_markdown', 'speed_markdown',
+           'baselines_markdown']
 
 # %% ../nbs/10a_evaluate.ipynb #c005
 @dataclasses.dataclass
@@ -124,10 +125,47 @@ def mode1_speed(env, model, data: SplitData, horizon: int, batch_sizes=(1, 32), 
 def _timed(fn) -> float:
     t0 = time.perf_counter(); fn(); return time.perf_counter() - t0
 
+# %% ../nbs/10a_evaluate.ipynb #6a6b8f71
+BASELINE_KEYS = ("traj_auroc_top25", "cell_auroc_top10_traj", "traj_spearman", "prr", "defer25_model_ratio")
+
+
+def compare_baselines(model, splits: dict, horizon: int,
+                      resources: dict,  # keyword resources of `run_baseline` (models=, head=, calibration=, env=)
+                      names: list[str] | None = None,  # default: every baseline whose resources are given
+                      n_boot: int = 1000, seed: int = 0) -> dict:
+    "Per split and baseline: the `BASELINE_KEYS` metrics with CIs, seconds per trajectory and the baseline's info."
+    from hybrid_nbs.baselines_fit import BASELINES, run_baseline
+    have = {k for k, v in resources.items() if v is not None} | {"model"}
+    names = names or [n for n, b in BASELINES.items() if set(b.needs) <= have]
+    unknown = [n for n in names if n not in BASELINES]
+    if unknown:
+        raise ValueError(f"Unknown baselines {unknown}; choose from {tuple(BASELINES)}")
+    out = {}
+    for split, data in splits.items():
+        pred = model.predict(data.states, float(horizon), data.vectors)
+        err_map = true_error_map(model, pred, data.targets[horizon])
+        err_traj = trajectory_error(model, pred, data.targets[horizon])
+        out[split] = {}
+        for name in names:
+            solver = name == "richardson"  # the solver needs the full parameters and whole frames
+            params, T = (data.params, int(horizon)) if solver else (data.vectors, float(horizon))
+            t0 = time.perf_counter()
+            u = run_baseline(name, data.states, params, T, **{**resources, "model": model},
+                             targets=data.targets[horizon])
+            seconds = (time.perf_counter() - t0) / len(data.states)
+            s = summarise(u.error_map, err_map, per_traj_score=u.score_mean, per_traj_error=err_traj,
+                          n_boot=n_boot, seed=seed)
+            info = {k: float(v) for k, v in u.info.items() if np.ndim(v) == 0 and isinstance(v, (int, float, np.number))}
+            out[split][name] = dict({k: list(map(float, s[k])) for k in BASELINE_KEYS if k in s},
+                                    seconds_per_traj=seconds, info=info)
+    return out
+
 # %% ../nbs/10a_evaluate.ipynb #c013
 def evaluate_env(env_name: str, model, profile=None, root=None, n_boot: int = 1000, seed: int = 0,
-                 limit: int | None = None, out: str | Path | None = None, threads_n: int = 1) -> dict:
-    "Map-vs-truth on test/OOD, Mode 2 sweep and Mode 1 speed for a trained `model`; saved as JSON if `out`."
+                 limit: int | None = None, out: str | Path | None = None, threads_n: int = 1,
+                 resources: dict | None = None,  # baseline resources (see `compare_baselines`); None: no baselines
+                 fit_seconds: dict | None = None) -> dict:  # what fitting each baseline's resources cost, for the table
+    "Map-vs-truth on test/OOD, Mode 2 sweep, Mode 1 speed and the baselines for a trained `model`; JSON if `out`."
     prof = get_profile(profile)
     env = make_env(env_name, prof)
     horizons = [int(h) for h in 2 ** np.arange(1, 7) if h <= prof.n_frames[env_name] - 1]
@@ -139,6 +177,11 @@ def evaluate_env(env_name: str, model, profile=None, root=None, n_boot: int = 10
     res["maps"] = {s: map_vs_truth(model, splits[s], horizons, n_boot, seed) for s in ("test", "ood_near", "ood_far")}
     res["mode2"] = mode2_sweep(env, model, splits["val"], splits["test"], h_max, threads_n=threads_n)
     res["mode1_speed"] = mode1_speed(env, model, splits["test"], h_max, threads_n=threads_n)
+    if resources is not None:
+        with threads(threads_n):
+            res["baselines"] = compare_baselines(model, {s: splits[s] for s in res["maps"]}, h_max,
+                                                 {"env": env, **resources}, n_boot=n_boot, seed=seed)
+        res["baseline_fit_seconds"] = dict(fit_seconds or {})
     if out is not None:
         out = Path(out); out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(out.name + ".partial")
@@ -186,4 +229,26 @@ def speed_markdown(res: dict) -> str:
     lines = ["| batch | threads | horizon | surrogate s/traj | solver s/traj | speedup |", "|---|---|---|---|---|---|"]
     lines += [f"| {r['batch']} | {r['threads']} | {r['horizon']} | {r['surrogate_s']:.2e} | {r['solver_s']:.2e} | "
               f"{r['speedup']:.1f}x |" for r in res["mode1_speed"]]
+    return "\n".join(lines) + "\n"
+
+
+def baselines_markdown(res: dict) -> str:
+    "Each baseline's skill at the longest horizon on every scored split, with CIs, and its cost."
+    b, splits = res["baselines"], list(res["baselines"])
+    h = res["maps"][splits[0]]["horizon"]
+    head = ["baseline", "test: traj AUROC (top 25%)", "test: cell AUROC (top 10%)", "test: traj Spearman",
+            "test: error at 25% deferred / Mode 1", *(f"{s}: traj AUROC" for s in splits[1:]), "s / traj", "fit s"]
+    lines = [f"Every map judges Mode 1's prediction at h = {h}; 95% bootstrap CIs over trajectories.", "",
+             "| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    fit = res.get("baseline_fit_seconds", {})
+    for name, r in b[splits[0]].items():
+        cells = [_ci(r[k]) if k in r else "n/a" for k in ("traj_auroc_top25", "cell_auroc_top10_traj", "traj_spearman",
+                                                            "defer25_model_ratio")]
+        cells += [_ci(b[s][name]["traj_auroc_top25"]) for s in splits[1:]]
+        cells += [f"{r['seconds_per_traj']:.2e}", f"{fit[name]:.0f}" if name in fit else "0"]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    if "conformal" in b[splits[0]]:
+        cov = ", ".join(f"{s} {b[s]['conformal']['info'].get('coverage', math.nan):.3f}" for s in splits)
+        alpha = b[splits[0]]["conformal"]["info"].get("alpha", math.nan)
+        lines += ["", f"Conformal coverage of the per-cell intervals (target {1 - alpha:.0%}): {cov}."]
     return "\n".join(lines) + "\n"

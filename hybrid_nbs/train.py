@@ -48,6 +48,7 @@ class TrainConfig:
     chain_frac: float = 0.25  # share of each batch (pairs with h >= 2) that also gets the chain term
     chain_grad: str = "stop"  # "stop": no gradient through the inner half-step; "full": through both
     continuous_frac: float = 0.5  # share of pairs with log-uniform horizons between the rungs
+    initial_frac: float = 0.25  # share of pairs that start at frame 0, where Mode 1 and Mode 2 start
     max_horizon: int = 64
     val_per_rung: int = 32  # validation pairs per ladder rung
     memory_gb: float = 4.0  # load a split into memory when it is smaller than this
@@ -61,7 +62,7 @@ class TrainConfig:
             raise ValueError(f"TrainConfig.pairs_per_epoch ({self.pairs_per_epoch}) must be >= batch_size ({self.batch_size})")
         if self.chain_grad not in ("stop", "full"):
             raise ValueError(f"TrainConfig.chain_grad must be 'stop' or 'full', got {self.chain_grad!r}")
-        for f in ("chain_frac", "continuous_frac", "warmup_frac", "min_lr_frac"):
+        for f in ("chain_frac", "continuous_frac", "initial_frac", "warmup_frac", "min_lr_frac"):
             if not 0 <= getattr(self, f) <= 1:
                 raise ValueError(f"TrainConfig.{f} must be in [0, 1], got {getattr(self, f)!r}")
         if self.lr <= 0 or self.chain_weight < 0 or self.clip <= 0:
@@ -104,16 +105,19 @@ def epoch_pairs(n_traj: int, n_frames: int, n: int, seed: int, epoch: int, cfg: 
     n_c = int(round(cfg.continuous_frac * n))
     parts = [sample_pairs(n_traj, n_frames, k, rng, mode, cfg.max_horizon)
              for k, mode in ((n - n_c, "ladder"), (n_c, "continuous")) if k > 0]
-    pairs = np.concatenate(parts)
-    return pairs[rng.permutation(len(pairs))]
+    pairs = np.concatenate(parts)[rng.permutation(n)]
+    pairs[:int(round(cfg.initial_frac * n)), 1] = 0  # the rows are shuffled: a random share starts at frame 0
+    return pairs
 
 
-def rung_pairs(n_traj: int, n_frames: int, per_rung: int, seed: int, max_horizon: int = 64) -> np.ndarray:
+def rung_pairs(n_traj: int, n_frames: int, per_rung: int, seed: int, max_horizon: int = 64,
+               initial_frac: float = 0.0) -> np.ndarray:  # share of each rung's rows that start at frame 0
     "Fixed evaluation rows (trajectory, t0, h): `per_rung` for every ladder rung h."
     rng, rows = make_rng(seed, "val-pairs"), []
     for h in horizon_ladder(n_frames, max_horizon):
-        rows.append(np.stack([rng.integers(0, n_traj, per_rung), rng.integers(0, n_frames - h, per_rung),
-                              np.full(per_rung, h)], 1))
+        t0 = rng.integers(0, n_frames - h, per_rung)
+        t0[:int(round(initial_frac * per_rung))] = 0
+        rows.append(np.stack([rng.integers(0, n_traj, per_rung), t0, np.full(per_rung, h)], 1))
     return np.concatenate(rows).astype(np.int64)
 
 
@@ -303,7 +307,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
         loss_mod = nn.parallel.DistributedDataParallel(loss_mod, **_no_buffer_sync())
     steps = cfg.pairs_per_epoch // cfg.batch_size
     total, local_b = cfg.epochs * steps, cfg.batch_size // world
-    vpairs = rung_pairs(val.n_traj, val.n_frames, cfg.val_per_rung, seed, cfg.max_horizon)
+    vpairs = rung_pairs(val.n_traj, val.n_frames, cfg.val_per_rung, seed, cfg.max_horizon, cfg.initial_frac)
     meta_fixed = dict(env=env, profile=prof.name, seed=seed, run=folder.name, train_config=cfg.to_dict(),
                       dataset=src.identity, world_size=world, threads=torch.get_num_threads(),
                       torch=torch.__version__, steps_per_epoch=steps)
