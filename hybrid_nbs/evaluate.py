@@ -23,8 +23,8 @@ from .metrics_ci import bootstrap_ci, summarise
 
 # %% auto #0
 __all__ = ['BASELINE_KEYS', 'SplitData', 'load_split', 'true_error_map', 'map_vs_truth', 'mode2_sweep', 'mode1_speed',
-           'compare_baselines', 'evaluate_env', 'metrics_markdown', 'mode2_markdown', 'speed_markdown',
-           'baselines_markdown']
+           'peer_cost_ratio', 'compare_baselines', 'evaluate_env', 'metrics_markdown', 'mode2_markdown',
+           'speed_markdown', 'baselines_markdown']
 
 # %% ../nbs/10a_evaluate.ipynb #c005
 @dataclasses.dataclass
@@ -125,8 +125,62 @@ def mode1_speed(env, model, data: SplitData, horizon: int, batch_sizes=(1, 32), 
 def _timed(fn) -> float:
     t0 = time.perf_counter(); fn(); return time.perf_counter() - t0
 
-# %% ../nbs/10a_evaluate.ipynb #6a6b8f71
+# %% ../nbs/10a_evaluate.ipynb #904aae31
+def _num(v) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _equal_error_cost(ours: list[tuple[float, float]], err: float) -> float:
+    "Our CPU cost at error `err`, interpolated log-log between our (error, cost) settings (nan outside them)."
+    e, c = np.log([r[0] for r in sorted(ours)]), np.log([r[1] for r in sorted(ours)])
+    return float(np.exp(np.interp(np.log(err), e, c))) if e[0] <= np.log(err) <= e[-1] else math.nan
+
+
+def peer_cost_ratio(env_name: str, folder: str | Path) -> dict | None:
+    "{peer, ratio, basis}: the best peer's cost over ours from `folder/bench_<env>.csv`, or None if it holds no peer row."
+    if env_name not in ("euler", "oregonator", "balls"):
+        raise ValueError(f"No peer solver is benchmarked for {env_name!r}")
+    path = Path(folder) / f"bench_{env_name}.csv"
+    if not path.is_file():
+        return None
+    import csv
+    rows = list(csv.DictReader(path.open()))
+    if env_name == "euler":
+        got = [(_num(r["time_ratio"]), f"{r['solver']} at n = {r['n']}") for r in rows
+               if r["solver"].startswith("PyClaw") and r["threads"] == "1"]
+        basis = "CPU seconds to the same end time, Lax-Liu configuration 3"
+    elif env_name == "oregonator":
+        ours = [(_num(r["max_err"]), _num(r["cpu_s_per_frame"])) for r in rows if r["solver"].startswith("ours")]
+        got = [(_num(r["cpu_s_per_frame"]) / _equal_error_cost(ours, _num(r["max_err"])), r["solver"])
+               for r in rows if r["solver"].startswith("py-pde")] if len(ours) >= 2 else []
+        basis = "CPU seconds per frame at equal max error"
+    elif env_name == "balls":
+        got = [(_num(r["speedup"]), r["solver"]) for r in rows if r["solver"].startswith("MuJoCo") and "default" in r["solver"]
+               and r["case"] == "train"]
+        basis = "frames per second on the training distribution"
+    got = [g for g in got if math.isfinite(g[0]) and g[0] > 0]
+    if not got:
+        return None
+    ratio, peer = min(got)  # the peer's best showing
+    return dict(peer=peer, ratio=ratio, basis=basis, source=path.name)
+
+# %% ../nbs/10a_evaluate.ipynb #77c6c5d8
 BASELINE_KEYS = ("traj_auroc_top25", "cell_auroc_top10_traj", "traj_spearman", "prr", "defer25_model_ratio")
+
+
+def _ranked(a: np.ndarray) -> np.ndarray:
+    "`a` with +inf (a diverged prediction, an uncalibratable interval) above every finite value; NaN is refused."
+    a = np.asarray(a, np.float64)
+    if np.isnan(a).any():
+        raise ValueError("a baseline map holds NaN: it ranks nothing")
+    inf = np.isposinf(a)
+    if not inf.any():
+        return a
+    top = a[~inf].max() if (~inf).any() else 0.0
+    return np.where(inf, 2 * max(top, 1.0), a)
 
 
 def compare_baselines(model, splits: dict, horizon: int,
@@ -153,7 +207,7 @@ def compare_baselines(model, splits: dict, horizon: int,
             u = run_baseline(name, data.states, params, T, **{**resources, "model": model},
                              targets=data.targets[horizon])
             seconds = (time.perf_counter() - t0) / len(data.states)
-            s = summarise(u.error_map, err_map, per_traj_score=u.score_mean, per_traj_error=err_traj,
+            s = summarise(_ranked(u.error_map), err_map, per_traj_score=_ranked(u.score_mean), per_traj_error=err_traj,
                           n_boot=n_boot, seed=seed)
             info = {k: float(v) for k, v in u.info.items() if np.ndim(v) == 0 and isinstance(v, (int, float, np.number))}
             out[split][name] = dict({k: list(map(float, s[k])) for k in BASELINE_KEYS if k in s},
@@ -224,11 +278,19 @@ def mode2_markdown(res: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def speed_markdown(res: dict) -> str:
-    "Mode 1 seconds per trajectory for the surrogate and the solver at equal threads."
-    lines = ["| batch | threads | horizon | surrogate s/traj | solver s/traj | speedup |", "|---|---|---|---|---|---|"]
-    lines += [f"| {r['batch']} | {r['threads']} | {r['horizon']} | {r['surrogate_s']:.2e} | {r['solver_s']:.2e} | "
-              f"{r['speedup']:.1f}x |" for r in res["mode1_speed"]]
+def speed_markdown(res: dict, peer: dict | None = None) -> str:  # `peer_cost_ratio`'s estimate, for two more columns
+    "Mode 1 seconds per trajectory for the surrogate and the solver at equal threads (and against a peer, estimated)."
+    extra = " peer s/traj (est.) | speedup vs peer (est.) |" if peer else ""
+    lines = ["| batch | threads | horizon | surrogate s/traj | solver s/traj | speedup |" + extra,
+             "|---" * (6 + 2 * bool(peer)) + "|"]
+    for r in res["mode1_speed"]:
+        row = f"| {r['batch']} | {r['threads']} | {r['horizon']} | {r['surrogate_s']:.2e} | {r['solver_s']:.2e} | {r['speedup']:.1f}x |"
+        if peer:
+            row += f" {r['solver_s'] * peer['ratio']:.2e} | {r['speedup'] * peer['ratio']:.1f}x |"
+        lines.append(row)
+    if peer:
+        lines += ["", f"Peer: {peer['peer']}, {peer['ratio']:.2f}x our solver's cost ({peer['basis']}; from "
+                      f"`{peer['source']}`, one thread, this machine): an estimate that joins two benchmarks."]
     return "\n".join(lines) + "\n"
 
 
