@@ -315,6 +315,9 @@ def _std(model) -> np.ndarray:
 BASELINES = {b.name: b for b in (
     Baseline("step_doubling", ("model",), lambda s, p, T, model, **_: step_doubling_map(model, s, p, T),
              "||f(s,T) - f(f(s,T/2),T/2)||: the surrogate's self-consistency (the method under test)"),
+    Baseline("step_doubling_multi", ("model",),
+             lambda s, p, T, model, **_: step_doubling_map(model, s, p, T, splits=(0.25, 0.5, 0.75)),
+             "the multi-split map: ||f(s,T) - f(f(s,aT),(1-a)T)|| averaged over a = 1/4, 1/2, 3/4 (a candidate improvement)"),
     Baseline("ensemble", ("models",), lambda s, p, T, models, **_: ensemble_map(models, s, p, T),
              "std across K independently trained surrogates"),
     Baseline("error_head", ("model", "head"), lambda s, p, T, model, head, **_: error_head_map(head, model, s, p, T),
