@@ -504,6 +504,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'hybrid_nbs.train._no_buffer_sync': ('train.html#_no_buffer_sync', 'hybrid_nbs/train.py'),
                                   'hybrid_nbs.train._sha_array': ('train.html#_sha_array', 'hybrid_nbs/train.py'),
                                   'hybrid_nbs.train._train': ('train.html#_train', 'hybrid_nbs/train.py'),
+                                  'hybrid_nbs.train.augment_balls': ('train.html#augment_balls', 'hybrid_nbs/train.py'),
+                                  'hybrid_nbs.train.augmenter': ('train.html#augmenter', 'hybrid_nbs/train.py'),
                                   'hybrid_nbs.train.ckpt_dir': ('train.html#ckpt_dir', 'hybrid_nbs/train.py'),
                                   'hybrid_nbs.train.epoch_pairs': ('train.html#epoch_pairs', 'hybrid_nbs/train.py'),
                                   'hybrid_nbs.train.evaluate': ('train.html#evaluate', 'hybrid_nbs/train.py'),

@@ -29,8 +29,9 @@ from .envs import make_env
 from .model import Surrogate, build_model, model_config_for
 
 # %% auto #0
-__all__ = ['TrainConfig', 'train_config_for', 'lr_at', 'epoch_pairs', 'rung_pairs', 'PairSource', 'PairLoss', 'evaluate',
-           'ckpt_dir', 'param_stats', 'train', 'train_main', 'main']
+__all__ = ['AUGMENTATIONS', 'TrainConfig', 'train_config_for', 'lr_at', 'epoch_pairs', 'rung_pairs', 'PairSource',
+           'augment_balls', 'augmenter', 'PairLoss', 'evaluate', 'ckpt_dir', 'param_stats', 'train', 'train_main',
+           'main']
 
 # %% ../nbs/06_train.ipynb #c005
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +50,7 @@ class TrainConfig:
     chain_grad: str = "stop"  # "stop": no gradient through the inner half-step; "full": through both
     continuous_frac: float = 0.5  # share of pairs with log-uniform horizons between the rungs
     initial_frac: float = 0.25  # share of pairs that start at frame 0, where Mode 1 and Mode 2 start
+    augment: bool = False  # apply a random physical symmetry to each pair (see `AUGMENTATIONS`)
     max_horizon: int = 64
     val_per_rung: int = 32  # validation pairs per ladder rung
     memory_gb: float = 4.0  # load a split into memory when it is smaller than this
@@ -75,9 +77,11 @@ class TrainConfig:
 _TRAIN = {("smoke", "unet"): TrainConfig(epochs=3, pairs_per_epoch=64, batch_size=16, val_per_rung=4),
           ("smoke", "mlp"): TrainConfig(epochs=3, pairs_per_epoch=64, batch_size=16, val_per_rung=4),
           ("laptop", "unet"): TrainConfig(),
-          ("laptop", "mlp"): TrainConfig(epochs=30, pairs_per_epoch=32768, batch_size=128, lr=2e-3, val_per_rung=256),
+          ("laptop", "mlp"): TrainConfig(epochs=30, pairs_per_epoch=32768, batch_size=128, lr=2e-3, val_per_rung=256,
+                                         augment=True),
           ("paper", "unet"): TrainConfig(epochs=100, pairs_per_epoch=32768, lr=2e-4, val_per_rung=128, workers=4),
-          ("paper", "mlp"): TrainConfig(epochs=200, pairs_per_epoch=65536, batch_size=256, lr=2e-4, val_per_rung=512)}
+          ("paper", "mlp"): TrainConfig(epochs=200, pairs_per_epoch=65536, batch_size=256, lr=2e-4, val_per_rung=512,
+                                        augment=True)}
 
 
 def train_config_for(env_name: str, profile: str | None = None, **overrides) -> TrainConfig:
@@ -150,6 +154,42 @@ class PairSource:
         loader = torch.utils.data.DataLoader(ds, batch_size=batch_size, shuffle=False, num_workers=workers,
                                              persistent_workers=False)  # no randomness in the workers
         yield from loader
+
+# %% ../nbs/06_train.ipynb #35330a19
+_MIRROR_X, _MIRROR_Y = [0, 3, 7, 8], [1, 4, 6, 8]  # ball channels x y z vx vy vz wx wy wz that flip sign
+_SWAP_XY = [1, 0, 2, 4, 3, 5, 7, 6, 8]
+
+
+def augment_balls(x: torch.Tensor, y: torch.Tensor,  # (B, n_balls, 9) raw inputs and targets
+                  gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    "One random symmetry of the ball box per pair, applied alike to `x` and `y`."
+    B, n, c = x.shape
+    if c != 9:
+        raise ValueError(f"ball states need 9 channels (x y z vx vy vz wx wy wz), got {c}")
+    idx = torch.argsort(torch.rand(B, n, generator=gen), dim=1)[..., None].expand(B, n, c)
+    sign = torch.ones(B, 1, c, dtype=x.dtype)
+    for chans in (_MIRROR_X, _MIRROR_Y):
+        sign[:, :, chans] *= torch.where(torch.rand(B, 1, 1, generator=gen) < 0.5, -1.0, 1.0).to(x.dtype)
+    swap = (torch.rand(B, generator=gen) < 0.5)[:, None, None]
+    swap_sign = torch.ones(c, dtype=x.dtype)
+    swap_sign[6:] = -1  # x <-> y is a reflection: the pseudovector w becomes -(wy, wx, wz)
+
+    def apply(s):
+        s = s.gather(1, idx) * sign
+        return torch.where(swap, s[..., _SWAP_XY] * swap_sign, s)
+    return apply(x), apply(y)
+
+
+AUGMENTATIONS = {"balls": augment_balls}
+
+
+def augmenter(env: str, cfg: TrainConfig):
+    "The augmentation of `env` if `cfg.augment`, else None; an environment without one refuses `augment=True`."
+    if not cfg.augment:
+        return None
+    if env not in AUGMENTATIONS:
+        raise ValueError(f"TrainConfig.augment=True, but {env!r} has no training augmentation; known: {tuple(AUGMENTATIONS)}")
+    return AUGMENTATIONS[env]
 
 # %% ../nbs/06_train.ipynb #c013
 class PairLoss(nn.Module):
@@ -305,6 +345,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     loss_mod = PairLoss(model, cfg)
     if world > 1:
         loss_mod = nn.parallel.DistributedDataParallel(loss_mod, **_no_buffer_sync())
+    augment = augmenter(env, cfg)
     steps = cfg.pairs_per_epoch // cfg.batch_size
     total, local_b = cfg.epochs * steps, cfg.batch_size // world
     vpairs = rung_pairs(val.n_traj, val.n_frames, cfg.val_per_rung, seed, cfg.max_horizon, cfg.initial_frac)
@@ -320,12 +361,15 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
         pairs = epoch_pairs(src.n_traj, src.n_frames, steps * cfg.batch_size, seed, epoch, cfg)
         mine = pairs.reshape(steps, world, local_b, 3)[:, rank].reshape(-1, 3)
         sums = torch.zeros(3, dtype=torch.float64)  # direct, chain, batches
+        gen = torch.Generator().manual_seed(int(make_rng(seed, "augment", epoch, rank).integers(2 ** 62)))
         bar = tqdm(src.batches(mine, local_b, cfg.workers), total=steps, desc=f"{env} epoch {epoch + 1}/{cfg.epochs}",
                    disable=not progress or rank != 0, leave=False)
         for x, y, h, p in bar:
             lr = lr_at(state["step"], total, cfg)
             for g in opt.param_groups:
                 g["lr"] = lr
+            if augment is not None:
+                x, y = augment(x, y, gen)
             x, y, h, p = (t.to(device) for t in (x, y, h, p))
             x, y = model.state_norm(x), model.state_norm(y)
             if model.grid:
