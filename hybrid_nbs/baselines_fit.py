@@ -77,7 +77,7 @@ def training_rows(meta: dict, n_traj: int, n_frames: int) -> set:
     "The (trajectory, t0, horizon) rows every completed epoch of the run described by checkpoint `meta` trained on."
     from hybrid_nbs.train import TrainConfig, epoch_pairs
     try:
-        cfg = TrainConfig(**meta["train_config"])
+        cfg = TrainConfig.from_dict(meta["train_config"])
         n = int(meta["steps_per_epoch"]) * cfg.batch_size
         epochs, seed = int(meta["epoch"]), int(meta["seed"])
     except (KeyError, TypeError, ValueError) as e:

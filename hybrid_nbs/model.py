@@ -18,9 +18,9 @@ from torch import nn
 from .core import ENV_NAMES, Env, get_profile
 
 # %% auto #0
-__all__ = ['PADDINGS', 'MODELS', 'HorizonEmbedding', 'Normalizer', 'FiLM', 'ResBlock', 'UNet', 'MLPBlock', 'FiLMMLP',
-           'UNetConfig', 'MLPConfig', 'model_config_for', 'SurrogateConfig', 'padding_for', 'Surrogate', 'build_model',
-           'n_params']
+__all__ = ['PADDINGS', 'MODELS', 'HorizonEmbedding', 'Normalizer', 'FiLM', 'circular_pad', 'PeriodicConv2d', 'ResBlock', 'UNet',
+           'MLPBlock', 'FiLMMLP', 'UNetConfig', 'MLPConfig', 'model_config_for', 'SurrogateConfig', 'padding_for',
+           'Surrogate', 'build_model', 'n_params']
 
 # %% ../nbs/05_model.ipynb #c006
 class HorizonEmbedding(nn.Module):
@@ -90,7 +90,53 @@ class FiLM(nn.Module):
 PADDINGS = ("circular", "zeros", "replicate")
 
 
+def _wrap(x: torch.Tensor, w: int) -> torch.Tensor:
+    x = torch.cat([x[..., -w:], x, x[..., :w]], dim=-1)
+    return torch.cat([x[..., -w:, :], x, x[..., :w, :]], dim=-2)
+
+
+def _fold(g: torch.Tensor, w: int) -> torch.Tensor:
+    "The adjoint of `_wrap`: each padded cell's gradient is added back to the cell it copies."
+    fmt = torch.channels_last if g.is_contiguous(memory_format=torch.channels_last) else torch.contiguous_format
+    gx = g[..., w:-w].clone(memory_format=fmt)
+    gx[..., :w] += g[..., -w:]
+    gx[..., -w:] += g[..., :w]
+    out = gx[..., w:-w, :].clone(memory_format=fmt)
+    out[..., :w, :] += gx[..., -w:, :]
+    out[..., -w:, :] += gx[..., :w, :]
+    return out
+
+
+class _CircularPad(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.w = w
+        return _wrap(x, w)
+
+    @staticmethod
+    def backward(ctx, g):
+        return _fold(g, ctx.w), None
+
+
+def circular_pad(x: torch.Tensor, width: int = 1) -> torch.Tensor:
+    "Periodic padding of the last two axes by `width` cells; keeps a channels-last layout, with a fused backward."
+    return _CircularPad.apply(x, width)
+
+
+class PeriodicConv2d(nn.Conv2d):
+    "A convolution on a periodic grid (odd square kernel): the parameters and output of padding_mode='circular'."
+    def __init__(self, c_in: int, c_out: int, kernel_size: int = 3, stride: int = 1):
+        if kernel_size % 2 != 1:
+            raise ValueError(f"PeriodicConv2d needs an odd kernel size, got {kernel_size}")
+        super().__init__(c_in, c_out, kernel_size, stride=stride, padding=0, padding_mode="circular")
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return F.conv2d(circular_pad(x, self.kernel_size[0] // 2), self.weight, self.bias, self.stride)
+
+
 def _conv3(c_in: int, c_out: int, padding: str, stride: int = 1) -> nn.Conv2d:
+    if padding == "circular":
+        return PeriodicConv2d(c_in, c_out, 3, stride=stride)
     return nn.Conv2d(c_in, c_out, 3, stride=stride, padding=1, padding_mode=padding)
 
 

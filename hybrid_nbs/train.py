@@ -34,6 +34,10 @@ __all__ = ['AUGMENTATIONS', 'TrainConfig', 'train_config_for', 'lr_at', 'epoch_p
            'main']
 
 # %% ../nbs/06_train.ipynb #c005
+# fields added after checkpoints were first written, with the behaviour of a checkpoint that predates them
+_ADDED_FIELDS = {"initial_frac": 0.0, "augment": False}
+
+
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
     "Everything that shapes a training run besides (env, profile, seed)."
@@ -72,6 +76,14 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> TrainConfig:
+        "The config a checkpoint's `train_config` describes (fields it predates take the behaviour it had)."
+        unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown TrainConfig fields {sorted(unknown)}")
+        return cls(**{**_ADDED_FIELDS, **d})
 
 
 _TRAIN = {("smoke", "unet"): TrainConfig(epochs=3, pairs_per_epoch=64, batch_size=16, val_per_rung=4),
@@ -155,7 +167,7 @@ class PairSource:
                                              persistent_workers=False)  # no randomness in the workers
         yield from loader
 
-# %% ../nbs/06_train.ipynb #35330a19
+# %% ../nbs/06_train.ipynb #f822dbd8
 _MIRROR_X, _MIRROR_Y = [0, 3, 7, 8], [1, 4, 6, 8]  # ball channels x y z vx vy vz wx wy wz that flip sign
 _SWAP_XY = [1, 0, 2, 4, 3, 5, 7, 6, 8]
 
@@ -280,7 +292,8 @@ def _no_buffer_sync() -> dict:
 
 def _check_resume(meta: dict, cfg: TrainConfig, identity: dict, folder: Path) -> None:
     "A `ValueError` if the checkpoint was trained on other data or with another configuration."
-    old = {k: v for k, v in meta.get("train_config", {}).items() if k not in ("epochs", "workers", "memory_gb")}
+    old = {k: v for k, v in TrainConfig.from_dict(meta.get("train_config", {})).to_dict().items()
+           if k not in ("epochs", "workers", "memory_gb")}
     new = {k: v for k, v in cfg.to_dict().items() if k not in ("epochs", "workers", "memory_gb")}
     diffs = [f"{k}: {old.get(k)!r} != {v!r}" for k, v in new.items() if old.get(k) != v]
     diffs += [f"dataset {k}: {meta['dataset'].get(k)!r} != {v!r}" for k, v in identity.items()
