@@ -125,7 +125,7 @@ def mode1_speed(env, model, data: SplitData, horizon: int, batch_sizes=(1, 32), 
 def _timed(fn) -> float:
     t0 = time.perf_counter(); fn(); return time.perf_counter() - t0
 
-# %% ../nbs/10a_evaluate.ipynb #7d5fba07
+# %% ../nbs/10a_evaluate.ipynb #81f6f441
 def _num(v) -> float:
     try:
         return float(v)
@@ -167,7 +167,7 @@ def peer_cost_ratio(env_name: str, folder: str | Path) -> dict | None:
     ratio, peer = min(got)  # the peer's best showing
     return dict(peer=peer, ratio=ratio, basis=basis, source=path.name)
 
-# %% ../nbs/10a_evaluate.ipynb #76bbeef5
+# %% ../nbs/10a_evaluate.ipynb #6eb36b30
 BASELINE_KEYS = ("traj_auroc_top25", "cell_auroc_top10_traj", "traj_spearman", "prr", "defer25_model_ratio")
 
 

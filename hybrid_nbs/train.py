@@ -167,7 +167,7 @@ class PairSource:
                                              persistent_workers=False)  # no randomness in the workers
         yield from loader
 
-# %% ../nbs/06_train.ipynb #f822dbd8
+# %% ../nbs/06_train.ipynb #9de436ad
 _MIRROR_X, _MIRROR_Y = [0, 3, 7, 8], [1, 4, 6, 8]  # ball channels x y z vx vy vz wx wy wz that flip sign
 _SWAP_XY = [1, 0, 2, 4, 3, 5, 7, 6, 8]
 
