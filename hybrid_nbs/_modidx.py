@@ -375,6 +375,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                  'hybrid_nbs/evaluate.py'),
                                      'hybrid_nbs.evaluate.compare_baselines': ('evaluate.html#compare_baselines', 'hybrid_nbs/evaluate.py'),
                                      'hybrid_nbs.evaluate.evaluate_env': ('evaluate.html#evaluate_env', 'hybrid_nbs/evaluate.py'),
+                                     'hybrid_nbs.evaluate.evaluate_main': ('evaluate.html#evaluate_main', 'hybrid_nbs/evaluate.py'),
                                      'hybrid_nbs.evaluate.load_split': ('evaluate.html#load_split', 'hybrid_nbs/evaluate.py'),
                                      'hybrid_nbs.evaluate.map_vs_truth': ('evaluate.html#map_vs_truth', 'hybrid_nbs/evaluate.py'),
                                      'hybrid_nbs.evaluate.metrics_markdown': ('evaluate.html#metrics_markdown', 'hybrid_nbs/evaluate.py'),

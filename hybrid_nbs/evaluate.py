@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import check_split, get_profile, threads
+from .core import ENV_NAMES, check_split, get_profile, threads
 from .data import open_store, read_trajectory, store_path
 from .envs import make_env
 from .errormap import step_doubling
@@ -23,8 +23,8 @@ from .metrics_ci import bootstrap_ci, summarise
 
 # %% auto #0
 __all__ = ['BASELINE_KEYS', 'SplitData', 'load_split', 'true_error_map', 'map_vs_truth', 'mode2_sweep', 'mode1_speed',
-           'peer_cost_ratio', 'compare_baselines', 'evaluate_env', 'metrics_markdown', 'mode2_markdown',
-           'speed_markdown', 'baselines_markdown']
+           'peer_cost_ratio', 'compare_baselines', 'evaluate_env', 'evaluate_main', 'metrics_markdown',
+           'mode2_markdown', 'speed_markdown', 'baselines_markdown']
 
 # %% ../nbs/10a_evaluate.ipynb #c005
 @dataclasses.dataclass
@@ -244,6 +244,27 @@ def evaluate_env(env_name: str, model, profile=None, root=None, n_boot: int = 10
         tmp = out.with_name(out.name + ".partial")
         tmp.write_text(json.dumps(res, indent=1, default=float)); tmp.replace(out)
     return res
+
+
+def evaluate_main(env: str,  # environment name, or "all"
+                  profile: str | None = None, seed: int = 0,
+                  root: str | Path | None = None,  # data folder holding <profile>/<env>/; default the project's data/
+                  n_boot: int = 1000, threads_n: int = 1) -> dict:
+    "The `hnwm evaluate` command: score the best checkpoint of `env` (or of every environment); JSON in <env>/eval/."
+    from hybrid_nbs.checkpoint import load_model
+    from hybrid_nbs.train import ckpt_dir
+    prof = get_profile(profile)
+    names = ENV_NAMES if env == "all" else (env,)
+    out = {}
+    for name in names:
+        folder = ckpt_dir(name, prof.name, seed, root)
+        if not (folder / "best").is_dir():
+            raise ValueError(f"no trained {name} surrogate at {folder / 'best'}; run `hnwm train --env {name} "
+                             f"--profile {prof.name} --seed {seed}` first")
+        model, _ = load_model(folder / "best", env=name, profile=prof.name)
+        out[name] = evaluate_env(name, model, prof, root, n_boot, seed, threads_n=threads_n,
+                                 out=folder.parent.parent / "eval" / f"results_seed{seed}.json")
+    return out if env == "all" else out[env]
 
 # %% ../nbs/10a_evaluate.ipynb #c015
 _ROW_KEYS = [("traj_auroc_top25", "traj AUROC (top 25%)"), ("cell_auroc_top10_traj", "cell AUROC (top 10%)"),

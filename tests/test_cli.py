@@ -35,3 +35,8 @@ def test_reproduce_writes_runs_and_figures_outside_nbs(tmp_path):
     assert "Sod" in (tmp_path / "tables" / "euler_validation.md").read_text()
     assert all(p.read_bytes() == b for p, b in before.items()), "reproduce wrote into nbs/"
     assert not list((ROOT / "nbs").rglob("*.partial")) and not (ROOT / "nbs" / "_runs").exists()
+
+
+def test_evaluate_without_a_checkpoint_names_the_command(tmp_path):
+    r = run("evaluate", "--env", "balls", "--profile", "smoke", "--root", str(tmp_path))
+    assert r.returncode == 1 and "hnwm train --env balls --profile smoke --seed 0" in r.stderr
