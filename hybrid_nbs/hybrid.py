@@ -44,7 +44,8 @@ class HybridSimulator:
                  model,  # a trained `Surrogate` for this environment
                  score: str = "mean",  # trust score: "mean" (spatial mean of the map) or "top" (mean of the top 1%)
                  splits: Sequence[float] = (0.5,),  # split fractions of the map
-                 batch_size: int = 32):  # trajectories per forward pass
+                 batch_size: int = 32,  # trajectories per forward pass
+                 client=None):  # a Dask client: deferred trajectories are solved on its workers, in parallel
         if model.config.env != env.name:
             raise ValueError(f"model was trained on {model.config.env!r}, not {env.name!r}")
         if tuple(model.config.state_shape) != tuple(env.state_shape):
@@ -52,6 +53,7 @@ class HybridSimulator:
         if score not in ("mean", "top"):
             raise ValueError(f"score must be 'mean' or 'top', got {score!r}")
         self.env, self.model, self.score, self.splits, self.batch_size = env, model.eval(), score, tuple(splits), batch_size
+        self.client = client
         self.threshold: float | None = None
 
     def _horizon(self, horizon) -> int:
@@ -118,8 +120,13 @@ class HybridSimulator:
         deferred = ~np.isfinite(s) | (s > tau) | ~np.isfinite(sd.prediction).reshape(len(s), -1).all(axis=1)
         t1 = time.perf_counter()
         pred = sd.prediction.copy()
-        for i in np.flatnonzero(deferred):
-            pred[i] = self.env.advance(states[i], params[i], h)
+        idx = np.flatnonzero(deferred)
+        if self.client is not None and len(idx):
+            futures = [self.client.submit(self.env.advance, states[i], params[i], h, pure=False) for i in idx]
+            pred[idx] = np.stack(self.client.gather(futures))
+        else:
+            for i in idx:
+                pred[i] = self.env.advance(states[i], params[i], h)
         t2 = time.perf_counter()
         return HybridResult(pred, deferred, s, sd.error_map, dict(surrogate=t1 - t0, solver=t2 - t1, total=t2 - t0))
 
