@@ -321,7 +321,7 @@ BASELINES = {b.name: b for b in (
     Baseline("ensemble", ("models",), lambda s, p, T, models, **_: ensemble_map(models, s, p, T),
              "std across K independently trained surrogates"),
     Baseline("error_head", ("model", "head"), lambda s, p, T, model, head, **_: error_head_map(head, model, s, p, T),
-             "a small network regressing the log error, fitted on held-out train rows"),
+             "a small network regressing the log error, fitted on rows the surrogate never trained on"),
     Baseline("gradient_output", ("model",), lambda s, p, T, model, env=None, **_: gradient_map(model, s, p, T, "output", env),
              "|grad| of the prediction (balls: proximity of the predicted state to a contact)"),
     Baseline("gradient_input", ("model",), lambda s, p, T, model, env=None, **_: gradient_map(model, s, p, T, "input", env),
