@@ -21,7 +21,7 @@ from .errormap import step_doubling, top_fraction_mean
 __all__ = ['Uncertainty', 'uncertainty', 'check_batch', 'params_from_vector', 'predict_raw', 'normalised', 'channel_norm',
            'diverged', 'step_doubling_map', 'split_pairs', 'check_ensemble', 'ensemble_map', 'load_ensemble',
            'train_ensemble', 'spatial_gradient', 'contact_time', 'contact_gap', 'gradient_map', 'Symmetry',
-           'symmetries', 'tta_map', 'richardson_map']
+           'ball_symmetries', 'symmetries', 'tta_map', 'richardson_map']
 
 # %% ../nbs/08_baselines.ipynb #c006
 @dataclasses.dataclass
@@ -334,7 +334,8 @@ def _grid_symmetries(vx: Sequence[int], vy: Sequence[int], pairs, periodic: bool
     return out
 
 
-def _ball_symmetries(n: int) -> list[Symmetry]:
+def ball_symmetries(n: int) -> list[Symmetry]:
+    "Symmetries of `n` identical balls in the box: mirrors in x and y, the x-y swap, and two reorderings of the balls."
     cyc, rev = np.roll(np.arange(n), 1), np.arange(n)[::-1]
     swap_xy = lambda s: _signs(_swap(s, -1, [(0, 1), (3, 4), (6, 7)]), -1, (6, 7, 8))  # noqa: E731
     return [_self_inverse("identity", lambda s: s),
@@ -354,7 +355,7 @@ def symmetries(model) -> list[Symmetry]:
     if c.env == "oregonator":
         return _grid_symmetries((), (), [], True)
     if c.env == "balls":
-        return _ball_symmetries(c.state_shape[0])
+        return ball_symmetries(c.state_shape[0])
     raise ValueError(f"no known symmetries for environment {c.env!r}; pass transforms= explicitly")
 
 

@@ -22,6 +22,7 @@ from .core import Env, check_positive, check_split, make_rng, threads
 from .data import open_store, read_trajectory, store_path
 from .dataset import sample_pairs
 from .envs import make_env
+from .hybrid import normalised_difference
 from .model import HorizonEmbedding, build_model
 
 # %% auto #0
@@ -254,7 +255,7 @@ def cell_errors(model, prediction: np.ndarray, targets: np.ndarray) -> np.ndarra
     "The true per-cell (per-ball) error of raw `prediction` against raw `targets`, norm over channels, normalised units."
     if prediction.shape != targets.shape:
         raise ValueError(f"targets have shape {targets.shape}, predictions {prediction.shape}")
-    return channel_norm(normalised(model, prediction) - normalised(model, targets), model.grid)
+    return channel_norm(normalised_difference(model, prediction, targets), model.grid)
 
 
 def _difficulty(name: str, model, states, params, horizon, env) -> Uncertainty:

@@ -5,6 +5,7 @@
 # %% ../nbs/10a_evaluate.ipynb #c002
 from __future__ import annotations
 
+import csv
 import dataclasses
 import json
 import math
@@ -17,14 +18,15 @@ from .core import ENV_NAMES, check_split, get_profile, threads
 from .data import open_store, read_trajectory, store_path
 from .envs import make_env
 from .errormap import step_doubling
-from .hybrid import HybridSimulator, normalised_difference, trajectory_error
+from .baselines_fit import BASELINES, cell_errors, run_baseline
+from .hybrid import HybridSimulator, trajectory_error
 from .metrics import deferral, traj_auroc
 from .metrics_ci import bootstrap_ci, summarise
 
 # %% auto #0
 __all__ = ['BASELINE_KEYS', 'SplitData', 'load_split', 'true_error_map', 'map_vs_truth', 'mode2_sweep', 'mode1_speed',
-           'peer_cost_ratio', 'compare_baselines', 'evaluate_env', 'evaluate_main', 'metrics_markdown',
-           'mode2_markdown', 'speed_markdown', 'baselines_markdown']
+           'equal_error_cost', 'peer_cost_ratio', 'compare_baselines', 'evaluate_env', 'evaluate_main',
+           'metrics_markdown', 'mode2_markdown', 'speed_markdown', 'baselines_markdown']
 
 # %% ../nbs/10a_evaluate.ipynb #c005
 @dataclasses.dataclass
@@ -58,8 +60,8 @@ def load_split(env_name: str, profile, split: str, horizons, root=None, t0: int 
 
 
 def true_error_map(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
-    "Per-cell (per-ball) error norm over channels, in the model's per-channel normalised units."
-    return np.sqrt((normalised_difference(model, prediction, target) ** 2).sum(axis=1 if model.grid else -1))
+    "Per-cell (per-ball) error norm over channels, in the model's per-channel normalised units (`cell_errors`)."
+    return cell_errors(model, prediction, target)
 
 # %% ../nbs/10a_evaluate.ipynb #c007
 def map_vs_truth(model, data: SplitData, horizons, n_boot: int = 1000, seed: int = 0) -> dict:
@@ -133,10 +135,14 @@ def _num(v) -> float:
         return math.nan
 
 
-def _equal_error_cost(ours: list[tuple[float, float]], err: float) -> float:
-    "Our CPU cost at error `err`, interpolated log-log between our (error, cost) settings (nan outside them)."
-    e, c = np.log([r[0] for r in sorted(ours)]), np.log([r[1] for r in sorted(ours)])
-    return float(np.exp(np.interp(np.log(err), e, c))) if e[0] <= np.log(err) <= e[-1] else math.nan
+def equal_error_cost(ours: list[tuple[float, float]],  # our solver's (error, cost) settings
+                     err: float) -> tuple[float, str] | None:
+    "(cost, kind): our cost at error `err`, log-log interpolated; our cheapest cost (a bound) above our largest error."
+    e, c = (np.log([r[k] for r in sorted(ours)]) for k in (0, 1))
+    le = np.log(err) if np.isfinite(err) and err > 0 else -np.inf
+    if le < e[0]:
+        return None  # more accurate than any of our settings: no equal-accuracy cost
+    return float(np.exp(np.interp(le, e, c))), "bound" if le > e[-1] else "interpolated"
 
 
 def peer_cost_ratio(env_name: str, folder: str | Path) -> dict | None:
@@ -146,7 +152,6 @@ def peer_cost_ratio(env_name: str, folder: str | Path) -> dict | None:
     path = Path(folder) / f"bench_{env_name}.csv"
     if not path.is_file():
         return None
-    import csv
     rows = list(csv.DictReader(path.open()))
     if env_name == "euler":
         got = [(_num(r["time_ratio"]), f"{r['solver']} at n = {r['n']}") for r in rows
@@ -154,8 +159,8 @@ def peer_cost_ratio(env_name: str, folder: str | Path) -> dict | None:
         basis = "CPU seconds to the same end time, Lax-Liu configuration 3"
     elif env_name == "oregonator":
         ours = [(_num(r["max_err"]), _num(r["cpu_s_per_frame"])) for r in rows if r["solver"].startswith("ours")]
-        got = [(_num(r["cpu_s_per_frame"]) / _equal_error_cost(ours, _num(r["max_err"])), r["solver"])
-               for r in rows if r["solver"].startswith("py-pde")] if len(ours) >= 2 else []
+        eq = [(equal_error_cost(ours, _num(r["max_err"])), r) for r in rows if r["solver"].startswith("py-pde")] if ours else []
+        got = [(_num(r["cpu_s_per_frame"]) / e[0], r["solver"]) for e, r in eq if e is not None]
         basis = "CPU seconds per frame at equal max error"
     elif env_name == "balls":
         got = [(_num(r["speedup"]), r["solver"]) for r in rows if r["solver"].startswith("MuJoCo") and "default" in r["solver"]
@@ -188,7 +193,6 @@ def compare_baselines(model, splits: dict, horizon: int,
                       names: list[str] | None = None,  # default: every baseline whose resources are given
                       n_boot: int = 1000, seed: int = 0) -> dict:
     "Per split and baseline: the `BASELINE_KEYS` metrics with CIs, seconds per trajectory and the baseline's info."
-    from hybrid_nbs.baselines_fit import BASELINES, run_baseline
     have = {k for k, v in resources.items() if v is not None} | {"model"}
     names = names or [n for n, b in BASELINES.items() if set(b.needs) <= have]
     unknown = [n for n in names if n not in BASELINES]

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .baselines import ball_symmetries
 from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, save_checkpoint
 from .core import ENV_NAMES, get_profile, make_rng, project_root, set_threads
@@ -168,10 +169,6 @@ class PairSource:
         yield from loader
 
 # %% ../nbs/06_train.ipynb #9de436ad
-_MIRROR_X, _MIRROR_Y = [0, 3, 7, 8], [1, 4, 6, 8]  # ball channels x y z vx vy vz wx wy wz that flip sign
-_SWAP_XY = [1, 0, 2, 4, 3, 5, 7, 6, 8]
-
-
 def augment_balls(x: torch.Tensor, y: torch.Tensor,  # (B, n_balls, 9) raw inputs and targets
                   gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     "One random symmetry of the ball box per pair, applied alike to `x` and `y`."
@@ -179,17 +176,12 @@ def augment_balls(x: torch.Tensor, y: torch.Tensor,  # (B, n_balls, 9) raw input
     if c != 9:
         raise ValueError(f"ball states need 9 channels (x y z vx vy vz wx wy wz), got {c}")
     idx = torch.argsort(torch.rand(B, n, generator=gen), dim=1)[..., None].expand(B, n, c)
-    sign = torch.ones(B, 1, c, dtype=x.dtype)
-    for chans in (_MIRROR_X, _MIRROR_Y):
-        sign[:, :, chans] *= torch.where(torch.rand(B, 1, 1, generator=gen) < 0.5, -1.0, 1.0).to(x.dtype)
-    swap = (torch.rand(B, generator=gen) < 0.5)[:, None, None]
-    swap_sign = torch.ones(c, dtype=x.dtype)
-    swap_sign[6:] = -1  # x <-> y is a reflection: the pseudovector w becomes -(wy, wx, wz)
-
-    def apply(s):
-        s = s.gather(1, idx) * sign
-        return torch.where(swap, s[..., _SWAP_XY] * swap_sign, s)
-    return apply(x), apply(y)
+    xs, ys = x.gather(1, idx).numpy(), y.gather(1, idx).numpy()  # a random reordering of the balls
+    reflections = {g.name: g for g in ball_symmetries(n)}  # the TTA baseline's definitions
+    for name in ("mirror_x", "mirror_y", "swap_xy"):  # each with probability one half
+        pick = (torch.rand(B, generator=gen) < 0.5).numpy()
+        xs[pick], ys[pick] = reflections[name].forward(xs[pick]), reflections[name].forward(ys[pick])
+    return torch.from_numpy(xs), torch.from_numpy(ys)
 
 
 AUGMENTATIONS = {"balls": augment_balls}
