@@ -26,8 +26,9 @@ test: $(BIN)/.installed
 	  echo "chromium not installed: the docs browser test will be skipped"
 	HYBRID_NBS_PROFILE=smoke $(BIN)/python -m pytest
 
+# The docs site is built by a development tool of the checkout (tools/ is not part of the package); same as `hnwm docs`.
 docs: $(BIN)/.installed
-	$(BIN)/hnwm docs
+	$(BIN)/python tools/docs.py
 
 bench: $(BIN)/.installed
 	$(BIN)/hnwm bench solvers --profile $(PROFILE)

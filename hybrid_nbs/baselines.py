@@ -8,42 +8,23 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
 
-from .core import Env, check_positive, get_profile, make_rng
-from .data import open_store, read_trajectory, store_path
-from .errormap import step_doubling, top_fraction_mean
+from .core import Env, Symmetry, check_positive, make_rng
+from .data import open_store, read_trajectory
+from .envs import check_same_env
+from .errormap import Uncertainty, step_doubling, uncertainty
+from .paths import store_path
 
 # %% auto #0
-__all__ = ['Uncertainty', 'uncertainty', 'check_batch', 'params_from_vector', 'predict_raw', 'normalised', 'channel_norm',
-           'diverged', 'step_doubling_map', 'split_pairs', 'check_ensemble', 'ensemble_map', 'load_ensemble',
-           'train_ensemble', 'spatial_gradient', 'contact_time', 'contact_gap', 'gradient_map', 'Symmetry',
-           'ball_symmetries', 'symmetries', 'tta_map', 'richardson_map']
+__all__ = ['check_batch', 'predict_raw', 'normalised', 'channel_norm', 'diverged', 'step_doubling_map', 'split_pairs',
+           'check_ensemble', 'ensemble_map', 'spatial_gradient', 'contact_time', 'contact_gap', 'gradient_map',
+           'tta_map', 'richardson_map']
 
 # %% ../nbs/08_baselines.ipynb #c006
-@dataclasses.dataclass
-class Uncertainty:
-    "A baseline's per-cell (per-ball) uncertainty map and per-trajectory scores, batched over trajectories."
-    name: str  # the baseline that made it
-    prediction: np.ndarray | None  # (B, *state_shape) raw units: the baseline's estimate of the state (None: it makes none)
-    error_map: np.ndarray  # (B, ny, nx) for grids, (B, n_balls) for balls; >= 0, inf where a prediction diverged
-    score_mean: np.ndarray  # (B,) spatial mean of the map
-    score_top: np.ndarray  # (B,) mean of the top 1% cells (at least one)
-    units: str  # "normalised", "raw", or the name of a dimensionless proxy
-    info: dict = dataclasses.field(default_factory=dict)  # baseline-specific numbers (coverage, quantile, seconds)
-
-
-def uncertainty(name: str, error_map: np.ndarray, prediction: np.ndarray | None = None, units: str = "normalised",
-                top_fraction: float = 0.01, **info) -> Uncertainty:
-    "An `Uncertainty` with its scores computed from `error_map`."
-    m = np.asarray(error_map, dtype=np.float64)
-    return Uncertainty(name, prediction, m, m.reshape(len(m), -1).mean(axis=1), top_fraction_mean(m, top_fraction),
-                       units, info)
-
-
 def check_batch(state_shape: Sequence[int],  # one state's shape
                 n_params: int | None,  # length of a parameter vector (None: params are not checked)
                 states, params, horizon,
@@ -69,18 +50,6 @@ def check_batch(state_shape: Sequence[int],  # one state's shape
     return x, np.ascontiguousarray(p), horizon
 
 # %% ../nbs/08_baselines.ipynb #c008
-def params_from_vector(env: Env, vector) -> object:
-    "The `env.Params` whose first fields are the entries of `vector` (the layout `param_vector` uses), checked by round trip."
-    v = np.asarray(vector, dtype=np.float64).ravel()
-    fields = [f.name for f in dataclasses.fields(env.Params)]
-    if len(v) > len(fields):
-        raise ValueError(f"a {env.name} parameter vector has at most {len(fields)} entries, got {len(v)}")
-    params = env.Params(**{k: float(a) for k, a in zip(fields, v)})
-    if not np.allclose(env.param_vector(params), v, rtol=1e-6, atol=0):
-        raise ValueError(f"{env.name}: cannot rebuild Params from a parameter vector; pass Params objects instead")
-    return params
-
-
 def _check_model(model) -> None:
     for attr in ("state_norm", "grid", "config"):
         if not hasattr(model, attr):
@@ -187,32 +156,6 @@ def ensemble_map(models: Sequence,  # >= 2 surrogates of one environment (e.g. f
     return uncertainty("ensemble", _inf_where(m, diverged(preds, axis=1)), preds.mean(axis=0),
                        top_fraction=top_fraction, members=len(models))
 
-
-def load_ensemble(env: str, profile: str | None = None, seeds: Sequence[int] = (0, 1, 2),
-                  root: str | Path | None = None, checkpoint: str = "best") -> list:
-    "The trained members `ckpt_dir(env, profile, seed, root)/<checkpoint>` for `seeds`, in eval mode."
-    from hybrid_nbs.checkpoint import load_model
-    from hybrid_nbs.train import ckpt_dir
-    prof = get_profile(profile).name
-    return check_ensemble([load_model(ckpt_dir(env, prof, s, root) / checkpoint, env=env, profile=prof)[0] for s in seeds])
-
-
-def train_ensemble(env: str,  # environment name
-                   profile: str | None = None,
-                   k: int = 3,  # members; seeds 0..k-1
-                   root: str | Path | None = None,  # data folder (the checkpoints go under it)
-                   checkpoint: str = "best",  # which checkpoint of each run to load
-                   progress: bool = False,
-                   **train_kwargs) -> list:  # passed to `train.train` (e.g. config=, threads=, resume=)
-    "Train (or resume, or reuse) `k` surrogates with seeds 0..k-1 and return them loaded, in eval mode."
-    from hybrid_nbs.train import train
-    check_positive(k, "k", integer=True)
-    if k < 2:
-        raise ValueError(f"an ensemble needs k >= 2 members, got {k}")
-    for s in range(k):
-        train(env, profile, seed=s, root=root, progress=progress, **train_kwargs)
-    return load_ensemble(env, profile, tuple(range(k)), root, checkpoint)
-
 # %% ../nbs/08_baselines.ipynb #c022
 def spatial_gradient(fields: np.ndarray,  # (B, C, ny, nx)
                      periodic: bool) -> np.ndarray:  # wrap around (circular padding), else one-sided at the edges
@@ -284,10 +227,11 @@ def gradient_map(model, states: np.ndarray, params, horizon: float,
         field = normalised(model, pred if source == "output" else x)
         m = spatial_gradient(field, c.padding == "circular")
         return uncertainty(f"gradient_{source}", _inf_where(m, diverged(field)), pred, top_fraction=top_fraction)
-    if env is None or env.name != c.env:
-        raise ValueError(f"gradient_map on {c.env!r} needs env= the {c.env} environment (radius, frame time), got {env!r}")
+    if env is None:
+        raise ValueError(f"gradient_map on a set of particles ({c.env!r}) needs env= its environment (radius, frame time)")
+    check_same_env(c.env_identity, env, "the model")
     if source == "input":
-        gravity = np.array([params_from_vector(env, q).gravity for q in p])
+        gravity = np.array([env.params_from_vector(q).gravity for q in p])
         m, units = np.clip(1 - contact_time(x, gravity, env.radius) / (T * env.frame_dt), 0, 1), "contact_share"
     else:
         with np.errstate(invalid="ignore"):
@@ -296,77 +240,20 @@ def gradient_map(model, states: np.ndarray, params, horizon: float,
     return uncertainty(f"gradient_{source}", m, pred, units=units, top_fraction=top_fraction)
 
 # %% ../nbs/08_baselines.ipynb #c027
-@dataclasses.dataclass(frozen=True)
-class Symmetry:
-    "A transform of batched raw states and its inverse."
-    name: str
-    forward: Callable[[np.ndarray], np.ndarray]
-    inverse: Callable[[np.ndarray], np.ndarray]
-
-
-def _signs(x: np.ndarray, axis: int, idx: Sequence[int]) -> np.ndarray:
-    x = x.copy()
-    sl = [slice(None)] * x.ndim
-    sl[axis] = list(idx)
-    x[tuple(sl)] *= -1
-    return x
-
-
-def _swap(x: np.ndarray, axis: int, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
-    order = list(range(x.shape[axis]))
-    for a, b in pairs:
-        order[a], order[b] = b, a
-    return np.take(x, order, axis=axis)
-
-
-def _self_inverse(name, f) -> Symmetry:
-    return Symmetry(name, f, f)
-
-
-def _grid_symmetries(vx: Sequence[int], vy: Sequence[int], pairs, periodic: bool) -> list[Symmetry]:
-    out = [_self_inverse("identity", lambda s: s),
-           _self_inverse("flip_x", lambda s: _signs(s[..., ::-1], 1, vx)),
-           _self_inverse("flip_y", lambda s: _signs(s[..., ::-1, :], 1, vy)),
-           _self_inverse("transpose", lambda s: _swap(np.swapaxes(s, -1, -2), 1, pairs))]
-    if periodic:
-        out += [Symmetry("roll_x1", lambda s: np.roll(s, 1, axis=-1), lambda s: np.roll(s, -1, axis=-1)),
-                Symmetry("roll_y1", lambda s: np.roll(s, 1, axis=-2), lambda s: np.roll(s, -1, axis=-2))]
-    return out
-
-
-def ball_symmetries(n: int) -> list[Symmetry]:
-    "Symmetries of `n` identical balls in the box: mirrors in x and y, the x-y swap, and two reorderings of the balls."
-    cyc, rev = np.roll(np.arange(n), 1), np.arange(n)[::-1]
-    swap_xy = lambda s: _signs(_swap(s, -1, [(0, 1), (3, 4), (6, 7)]), -1, (6, 7, 8))  # noqa: E731
-    return [_self_inverse("identity", lambda s: s),
-            _self_inverse("mirror_x", lambda s: _signs(s, -1, (0, 3, 7, 8))),
-            _self_inverse("mirror_y", lambda s: _signs(s, -1, (1, 4, 6, 8))),
-            _self_inverse("swap_xy", swap_xy),
-            Symmetry("cycle_balls", lambda s: s[:, cyc], lambda s: s[:, np.argsort(cyc)]),
-            _self_inverse("reverse_balls", lambda s: s[:, rev])]
-
-
-def symmetries(model) -> list[Symmetry]:
-    "The physical symmetries of the model's environment (identity first)."
-    _check_model(model)
-    c = model.config
-    if c.env == "euler":
-        return _grid_symmetries((1,), (2,), [(1, 2)], c.padding == "circular")
-    if c.env == "oregonator":
-        return _grid_symmetries((), (), [], True)
-    if c.env == "balls":
-        return ball_symmetries(c.state_shape[0])
-    raise ValueError(f"no known symmetries for environment {c.env!r}; pass transforms= explicitly")
-
-
 def tta_map(model, states: np.ndarray, params, horizon: float,
-            transforms: Sequence[Symmetry] | None = None,  # default `symmetries(model)`; include the identity
+            env: Env | None = None,  # the model's environment: its `symmetries()` are the default transforms
+            transforms: Sequence[Symmetry] | None = None,  # or explicit transforms; include the identity
             batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
     "Per-cell spread of g^-1 f(g s, T) over symmetries g (normalised units); prediction = their mean."
     _check_model(model)
     c = model.config
     x, p, T = check_batch(c.state_shape, len(c.param_mean), states, params, horizon)
-    transforms = list(symmetries(model) if transforms is None else transforms)
+    if transforms is None:
+        if env is None:
+            raise ValueError("tta_map needs env= (its symmetries are the transforms) or transforms=")
+        check_same_env(c.env_identity, env, "the model")
+        transforms = env.symmetries()
+    transforms = list(transforms)
     if len(transforms) < 2:
         raise ValueError(f"TTA needs at least 2 transforms, got {len(transforms)}")
     preds = np.stack([np.ascontiguousarray(g.inverse(predict_raw(model, np.ascontiguousarray(g.forward(x)), p, T,
@@ -378,19 +265,6 @@ def tta_map(model, states: np.ndarray, params, horizon: float,
                        transforms=[g.name for g in transforms])
 
 # %% ../nbs/08_baselines.ipynb #c032
-def _solver_pair(env: Env, params) -> tuple[Env, Env] | None:
-    "(coarse, fine) environments whose time steps differ by a factor 2; None for an exact solver."
-    cls, cfg = type(env), env.config()
-    if env.name == "euler":
-        return env, cls(**{**cfg, "cfl": env.cfl / 2})
-    if env.name == "oregonator":
-        k = env.n_steps(params)
-        return cls(**{**cfg, "steps_per_frame": k}), cls(**{**cfg, "steps_per_frame": 2 * k})
-    if env.name == "balls":
-        return None
-    raise ValueError(f"no step size known for environment {env.name!r}; Richardson needs a solver with a step to halve")
-
-
 def richardson_map(env: Env, states: np.ndarray,
                    params,  # a sequence of env.Params, or raw parameter vectors (B, P) / (P,)
                    horizon: int,  # whole frames
@@ -403,17 +277,21 @@ def richardson_map(env: Env, states: np.ndarray,
     if not (isinstance(params, (list, tuple)) and all(isinstance(q, env.Params) for q in params)):
         vec = np.asarray(params, np.float64)
         vec = np.broadcast_to(vec, (len(x), vec.shape[-1])) if vec.ndim == 1 else vec
-        params = [params_from_vector(env, q) for q in vec]
+        params = [env.params_from_vector(q) for q in vec]
     if len(params) != len(x):
         raise ValueError(f"got {len(params)} parameter sets for {len(x)} states")
-    grid = len(env.state_shape) == 3
-    scale = np.ones(env.state_shape[0 if grid else -1]) if std is None else np.asarray(std, np.float64)
+    grid = env.layout == "grid"
+    scale = np.ones(env.state_shape[env.channel_axis]) if std is None else np.asarray(std, np.float64)
     if scale.shape != (env.state_shape[0 if grid else -1],) or (scale <= 0).any():
         raise ValueError(f"std must hold one positive value per channel, got {std!r}")
     shape = (-1, 1, 1) if grid else (1, -1)
-    coarse_out, maps, secs = [], [], [0.0, 0.0]
+    coarse_out, maps, secs, exact = [], [], [0.0, 0.0], False
     for s, q in zip(x, params):
-        pair = _solver_pair(env, q)
+        try:
+            pair = env.timestep_pair(q)
+        except NotImplementedError as e:
+            raise ValueError(f"Richardson is not available: {e}") from None
+        exact |= pair is None
         t0 = time.perf_counter()
         c = (pair[0] if pair else env).advance(s, q, T)
         t1 = time.perf_counter()
@@ -423,4 +301,4 @@ def richardson_map(env: Env, states: np.ndarray,
         coarse_out.append(c)
         maps.append(channel_norm(((f - c) / scale.reshape(shape))[None], grid)[0])
     return uncertainty("richardson", np.stack(maps), np.stack(coarse_out), "raw" if std is None else "normalised",
-                       top_fraction, seconds_coarse=secs[0], seconds_fine=secs[1], exact=env.name == "balls")
+                       top_fraction, seconds_coarse=secs[0], seconds_fine=secs[1], exact=exact)

@@ -19,11 +19,12 @@ from safetensors.torch import load_file, save_file
 from .baselines import (Uncertainty, channel_norm, check_batch, diverged, ensemble_map, gradient_map,
                                   normalised, predict_raw, richardson_map, step_doubling_map, tta_map, uncertainty)
 from .core import Env, check_positive, check_split, make_rng, threads
-from .data import open_store, read_trajectory, store_path
+from .data import open_store, read_trajectory
+from .paths import store_path
 from .dataset import sample_pairs
-from .envs import make_env
+from .envs import check_same_env, make_env
 from .hybrid import normalised_difference
-from .model import HorizonEmbedding, build_model
+from .model import HorizonEmbedding, build_model, model_config_for
 
 # %% auto #0
 __all__ = ['DIFFICULTIES', 'BASELINES', 'ErrorHead', 'error_head_for', 'training_rows', 'fit_error_head', 'error_head_map',
@@ -118,8 +119,7 @@ def fit_error_head(model,  # the trained surrogate whose error is learned
     check_split(split)
     if split == "test":
         raise ValueError("split must not be 'test': the error head would be fitted on the data it is judged on")
-    if model.config.env != env:
-        raise ValueError(f"model is for {model.config.env!r}, not {env!r}")
+    check_same_env(model.config.env_identity, env if isinstance(env, Env) else make_env(env, profile), "the model")
     for v, name in ((n_pairs, "n_pairs"), (epochs, "epochs"), (batch_size, "batch_size")):
         check_positive(v, name, integer=True)
     g = open_store(store_path(env, profile, split, root))
@@ -330,7 +330,7 @@ BASELINES = {b.name: b for b in (
     Baseline("conformal", ("model", "calibration"),
              lambda s, p, T, model, calibration, env=None, targets=None, **_: conformal_map(calibration, model, s, p, T, targets, env),
              "locally-adaptive split-conformal half-widths, calibrated on val"),
-    Baseline("tta", ("model",), lambda s, p, T, model, **_: tta_map(model, s, p, T),
+    Baseline("tta", ("model", "env"), lambda s, p, T, model, env, **_: tta_map(model, s, p, T, env=env),
              "std of g^-1 f(g s) over physical symmetries g"),
     Baseline("richardson", ("model", "env"),
              lambda s, p, T, model, env, **_: richardson_map(env, s, p, T, std=_std(model)),
@@ -348,15 +348,15 @@ def run_baseline(name: str, states: np.ndarray, params, horizon: float, **resour
     return b.run(states, params, horizon, **resources)
 
 
-def smoke_resources(env_name: str = "euler", n: int = 3, horizon: int = 2, seed: int = 0) -> dict:
+def smoke_resources(env: str | Env = "euler", n: int = 3, horizon: int = 2, seed: int = 0) -> dict:
     "Untrained smoke-size resources for every baseline, and `n` random states: for registry checks, no data needed."
-    env = make_env(env_name, "smoke")
-    rng = make_rng(seed, "baseline-smoke", env_name)
+    env = make_env(env, "smoke")
+    rng = make_rng(seed, "baseline-smoke", env.name)
     prm = [env.sample_params(rng, "train") for _ in range(n)]
     x = np.stack([env.initial_state(q, rng) for q in prm])
     p = np.stack([env.param_vector(q) for q in prm]).astype(np.float64)
     axes = (0, 2, 3) if x.ndim == 4 else (0, 1)
-    size = "mlp-smoke" if env_name == "balls" else "unet-smoke"
+    size = model_config_for(env, "smoke").name
     models = [build_model(size, env, x.mean(axis=axes), x.std(axis=axes), p.mean(0), p.std(0) + 1, seed=s) for s in range(3)]
     noise = make_rng(seed, "baseline-smoke-noise").normal(0, 0.01, x.shape) * models[0].state_norm.std.numpy().reshape(
         (1, -1, 1, 1) if x.ndim == 4 else (1, 1, -1))

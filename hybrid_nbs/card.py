@@ -10,12 +10,12 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import SPLITS, Profile, get_profile
-from .data import store_bytes, open_store, read_trajectory, store_path
+from .core import SPLITS, Env, Profile, get_profile
+from .data import store_bytes, open_store, read_trajectory
+from .paths import card_path, env_name, norm_path, store_path
 
 # %% auto #0
-__all__ = ['channel_axis', 'field_stats', 'norm_path', 'norm_stats', 'load_norm', 'param_ranges', 'plot_trajectories',
-           'write_card']
+__all__ = ['channel_axis', 'field_stats', 'norm_stats', 'load_norm', 'param_ranges', 'plot_trajectories', 'write_card']
 
 # %% ../nbs/04a_card.ipynb #c005
 def channel_axis(state_shape) -> int:
@@ -52,18 +52,13 @@ def field_stats(path: str | Path) -> dict:
     return dict(channels=g.attrs["channel_names"], states=states.result(), deltas=deltas.result())
 
 # %% ../nbs/04a_card.ipynb #c009
-def norm_path(env: str, profile: str | Profile, root: str | Path | None = None) -> Path:
-    "`<root>/<profile>/<env>/norm.json`."
-    return store_path(env, profile, "train", root).parent / "norm.json"
-
-
-def norm_stats(env: str, profile: str | Profile, root: str | Path | None = None, save: bool = True,
+def norm_stats(env: str | Env, profile: str | Profile, root: str | Path | None = None, save: bool = True,
                stats: dict | None = None) -> dict:  # `field_stats` of the train store, if already computed
     "Per-channel mean/std of states and one-frame changes from the train split only; saved as `norm.json`."
     path = store_path(env, profile, "train", root)
     st, g = stats or field_stats(path), open_store(path)
     scale = lambda s: [v if v > 0 else 1.0 for v in s]  # noqa: E731
-    out = dict(env=env, profile=get_profile(profile).name, source=str(path.name), solver_hash=g.attrs["solver_hash"],
+    out = dict(env=env_name(env), profile=get_profile(profile).name, source=str(path.name), solver_hash=g.attrs["solver_hash"],
                channels=st["channels"], channel_axis=channel_axis(g.attrs["state_shape"]),
                state_mean=st["states"]["mean"], state_std=scale(st["states"]["std"]),
                delta_mean=st["deltas"]["mean"], delta_std=scale(st["deltas"]["std"]))
@@ -72,7 +67,7 @@ def norm_stats(env: str, profile: str | Profile, root: str | Path | None = None,
     return out
 
 
-def load_norm(env: str, profile: str | Profile, root: str | Path | None = None) -> dict:
+def load_norm(env: str | Env, profile: str | Profile, root: str | Path | None = None) -> dict:
     "The saved normalisation statistics of `env` at `profile`."
     p = norm_path(env, profile, root)
     if not p.is_file():
@@ -119,18 +114,18 @@ def _table(header, rows) -> list[str]:
            ["| " + " | ".join(fmt(v) for v in r) + " |" for r in rows]
 
 
-def write_card(env: str, profile: str | Profile, root: str | Path | None = None) -> Path:
+def write_card(env: str | Env, profile: str | Profile, root: str | Path | None = None) -> Path:
     "Render `card.md` (and `card.png`, `norm.json`) for the stores of `env` at `profile`; returns the card's path."
     paths = {s: store_path(env, profile, s, root) for s in SPLITS}
     paths = {s: p for s, p in paths.items() if p.exists()}
     if "train" not in paths:
         raise ValueError(f"no train split at {store_path(env, profile, 'train', root)}; build it first (hnwm data)")
-    a = open_store(paths["train"]).attrs
+    a, name = open_store(paths["train"]).attrs, env_name(env)
     folder = paths["train"].parent
     stats = {s: field_stats(p) for s, p in paths.items()}
     norm_stats(env, profile, root, stats=stats["train"])
     plot_trajectories(paths["train"], folder / "card.png")
-    md = [f"# Dataset card: {env} ({a['profile']} profile)", "",
+    md = [f"# Dataset card: {name} ({a['profile']} profile)", "",
           f"**What.** Trajectories of the `{a['env_class']}` reference solver; state shape {tuple(a['state_shape'])} "
           f"with channels {', '.join(a['channel_names'])}; {a['n_frames']} frames per trajectory, "
           f"{a['frame_dt']} time units apart.", "",
@@ -138,7 +133,7 @@ def write_card(env: str, profile: str | Profile, root: str | Path | None = None)
           "`env.sample_params(rng, s)`, initial state from `env.initial_state(params, rng)`, frames from "
           f"`env.rollout`. Solver configuration `{json.dumps(a['config'])}`; solver source sha256 "
           f"`{a['solver_hash'][:16]}...`. No two trajectories in any splits share an initial state. "
-          f"Built with `hnwm data --env {env} --profile {a['profile']} --split all`.", "",
+          f"Built with `hnwm data --env {a['env_class']} --profile {a['profile']} --split all`.", "",
           "## Sizes", ""]
     rows = []
     for s, p in paths.items():
@@ -160,6 +155,6 @@ def write_card(env: str, profile: str | Profile, root: str | Path | None = None)
             md += _table(("channel", *cols), [(c, *(m[q][k] for q in cols)) for k, c in enumerate(st["channels"])])
     md += ["", "Normalisation statistics (train only): `norm.json`.", "", "## A few trajectories", "",
            "![trajectories](card.png)", ""]
-    out = folder / "card.md"
+    out = card_path(env, profile, root)
     out.write_text("\n".join(md))
     return out

@@ -14,6 +14,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load as st_load, save as st_save
 
+from .core import Env
+from .envs import check_same_env, make_env
 from .model import Surrogate, SurrogateConfig
 
 # %% auto #0
@@ -109,7 +111,7 @@ def _tensors(path: Path, expected_sha: str | None) -> dict:
 
 
 def read_checkpoint(folder: str | Path,
-                    env: str | None = None,  # expected environment name
+                    env: str | Env | None = None,  # expected environment: an Env, or a name / import path
                     profile: str | None = None,  # expected profile name
                     arch: str | None = None,  # expected model size name, e.g. "unet-laptop"
                     optimizer: bool = False) -> dict:  # also read the optimizer state
@@ -129,8 +131,10 @@ def read_checkpoint(folder: str | Path,
         config = SurrogateConfig.from_dict(model_cfg)
     except (ValueError, TypeError) as e:
         raise ValueError(f"checkpoint file {cpath}: invalid model config ({e})") from None
-    for what, want, got in (("environment", env, config.env), ("profile", profile, meta.get("profile")),
-                            ("model size", arch, config.arch.name)):
+    if env is not None:  # the class and its whole config(): a name, or a name at the checkpoint's profile
+        expected = env if isinstance(env, Env) else make_env(env, profile or meta.get("profile"))
+        check_same_env(config.env_identity, expected, f"checkpoint {folder}")
+    for what, want, got in (("profile", profile, meta.get("profile")), ("model size", arch, config.arch.name)):
         if want is not None and want != got:
             raise ValueError(f"checkpoint {folder} is for {what} {got!r}, not {want!r}")
     out = dict(path=folder, config=config, meta=meta, weights=_tensors(folder / MODEL_FILE, files.get(MODEL_FILE)),

@@ -11,20 +11,19 @@ import os
 import sys
 import zlib
 from contextlib import contextmanager
-from pathlib import Path
 from types import MappingProxyType
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping, Sequence
 
 import numpy as np
 
 # %% auto #0
-__all__ = ['SPLITS', 'ENV_NAMES', 'PROFILE_ENV_VAR', 'PROFILES', 'Profile', 'get_profile', 'check_split', 'make_rng',
-           'project_root', 'data_dir', 'figures_dir', 'tables_dir', 'set_threads', 'threads', 'check_positive',
-           'check_array', 'Env', 'rollout', 'check_env']
+__all__ = ['SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'IDENTITY', 'LAYOUTS', 'Profile', 'get_profile', 'check_split', 'make_rng',
+           'set_threads', 'threads', 'check_positive', 'check_array', 'equal_error_cost', 'Symmetry', 'restrict_grid',
+           'prolong_grid', 'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout', 'symmetry_errors',
+           'check_env']
 
 # %% ../nbs/00_core.ipynb #c005
 SPLITS = ("train", "val", "test", "ood_near", "ood_far")
-ENV_NAMES = ("oregonator", "euler", "balls")
 PROFILE_ENV_VAR = "HYBRID_NBS_PROFILE"
 
 
@@ -36,10 +35,11 @@ def _frozen(d: Mapping) -> MappingProxyType:
 class Profile:
     "Sizes of everything that scales with the compute budget."
     name: str  # smoke, laptop or paper
-    env_kwargs: Mapping[str, Mapping[str, Any]]  # constructor arguments per environment
-    n_frames: Mapping[str, int]  # frames stored per trajectory, per environment (the ladder needs >= 65)
+    env_kwargs: Mapping[str, Mapping[str, Any]]  # constructor arguments per registered environment (by name)
+    n_frames: Mapping[str, int]  # frames stored per trajectory, per registered environment (the ladder needs >= 65)
     split_sizes: Mapping[str, int]  # trajectories per split
     threads: int  # threads per process for solvers and torch
+    default_frames: int = 81  # frames per trajectory for an environment the profile does not name
 
     def __post_init__(self):
         object.__setattr__(self, "env_kwargs", _frozen(self.env_kwargs))
@@ -55,7 +55,7 @@ PROFILES = MappingProxyType({
         env_kwargs={"oregonator": dict(n=32, L=12.5), "euler": dict(n=32), "balls": dict(n_balls=3)},
         n_frames={"oregonator": 17, "euler": 17, "balls": 17},
         split_sizes=dict(train=4, val=2, test=2, ood_near=2, ood_far=2),
-        threads=2),
+        threads=2, default_frames=17),
     "laptop": Profile(
         "laptop",
         env_kwargs={"oregonator": dict(n=64, L=25.0), "euler": dict(n=64), "balls": dict(n_balls=6)},
@@ -67,7 +67,7 @@ PROFILES = MappingProxyType({
         env_kwargs={"oregonator": dict(n=256, L=100.0), "euler": dict(n=128), "balls": dict(n_balls=6)},
         n_frames={"oregonator": 201, "euler": 100, "balls": 101},
         split_sizes=dict(train=800, val=100, test=200, ood_near=100, ood_far=100),
-        threads=8),
+        threads=8, default_frames=101),
 })
 
 
@@ -101,42 +101,6 @@ def _key_int(key) -> int:
 def make_rng(seed: int, *keys: int | str) -> np.random.Generator:
     "A NumPy generator determined by `seed` and the `keys` (e.g. env name, split, trajectory index)."
     return np.random.default_rng(np.random.SeedSequence([_key_int(seed), *map(_key_int, keys)]))
-
-# %% ../nbs/00_core.ipynb #c012
-def project_root() -> Path:
-    "The folder that holds `data/`, `figures/` and `tables/`."
-    if os.environ.get("HYBRID_NBS_ROOT"):
-        return Path(os.environ["HYBRID_NBS_ROOT"]).resolve()
-    here = Path.cwd().resolve()
-    for d in (here, *here.parents):
-        f = d / "pyproject.toml"
-        if f.is_file() and 'name = "hybrid_nbs"' in f.read_text(errors="ignore"):
-            return d
-    return here
-
-
-def _dir(path: Path) -> Path:
-    if path.exists() and not path.is_dir():
-        raise ValueError(f"{path} exists and is not a directory")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def data_dir(profile: str | Profile, env_name: str) -> Path:
-    "`data/<profile>/<env>/`, created if missing."
-    if env_name not in ENV_NAMES:
-        raise ValueError(f"Unknown environment {env_name!r}; choose one of {ENV_NAMES}")
-    return _dir(project_root() / "data" / get_profile(profile).name / env_name)
-
-
-def figures_dir() -> Path:
-    "`figures/`, created if missing."
-    return _dir(project_root() / "figures")
-
-
-def tables_dir() -> Path:
-    "`tables/`, created if missing."
-    return _dir(project_root() / "tables")
 
 # %% ../nbs/00_core.ipynb #c016
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
@@ -185,7 +149,91 @@ def check_array(x, shape: tuple, name: str = "state") -> np.ndarray:
         raise ValueError(f"{name} contains {int((~np.isfinite(x)).sum())} non-finite values (NaN or inf)")
     return np.ascontiguousarray(x, dtype=np.float64)
 
+# %% ../nbs/00_core.ipynb #ea25d297
+def equal_error_cost(ours: list[tuple[float, float]],  # our solver's (error, cost) settings
+                     err: float) -> tuple[float, str] | None:
+    "(cost, kind): our cost at error `err`, log-log interpolated; our cheapest cost (a bound) above our largest error."
+    e, c = (np.log([r[k] for r in sorted(ours)]) for k in (0, 1))
+    le = np.log(err) if np.isfinite(err) and err > 0 else -np.inf
+    if le < e[0]:
+        return None  # more accurate than any of our settings: no equal-accuracy cost
+    return float(np.exp(np.interp(le, e, c))), "bound" if le > e[-1] else "interpolated"
+
 # %% ../nbs/00_core.ipynb #c022
+@dataclasses.dataclass(frozen=True)
+class Symmetry:
+    "An exact symmetry of the dynamics: a map of batched raw states `(B, *state_shape)`, its inverse, and its action on `Params`."
+    name: str
+    forward: Callable[[np.ndarray], np.ndarray]
+    inverse: Callable[[np.ndarray], np.ndarray]
+    params: Callable[[Any], Any] | None = None  # how it acts on a `Params` object; None: it leaves them unchanged
+
+    def apply_params(self, params):
+        "The parameters of the transformed trajectory."
+        return params if self.params is None else self.params(params)
+
+
+IDENTITY = Symmetry("identity", lambda s: s, lambda s: s)
+LAYOUTS = ("grid", "set")  # grid: channel-first (C, ny, nx); set: particles (n, C)
+
+
+def restrict_grid(x: np.ndarray, factor: int) -> np.ndarray:
+    "Block means of the last two axes over `factor` x `factor` cells (a finite-volume coarsening)."
+    check_positive(factor, "factor", integer=True)
+    ny, nx = x.shape[-2:]
+    if ny % factor or nx % factor:
+        raise ValueError(f"a {ny}x{nx} grid cannot be coarsened by {factor}: the sides must be multiples of it")
+    return x.reshape(*x.shape[:-2], ny // factor, factor, nx // factor, factor).mean(axis=(-3, -1))
+
+
+def prolong_grid(x: np.ndarray, factor: int) -> np.ndarray:
+    "Piecewise-constant refinement of the last two axes by `factor` (the inverse of `restrict_grid` on coarse data)."
+    check_positive(factor, "factor", integer=True)
+    return np.repeat(np.repeat(x, factor, axis=-2), factor, axis=-1)
+
+
+def _negate(s: np.ndarray, channels: Sequence[int]) -> np.ndarray:
+    s = np.array(s, copy=True)
+    if len(channels):
+        s[:, list(channels)] *= -1
+    return s
+
+
+def dihedral_symmetries(vector_pairs: Sequence[tuple[int, int]] = ()) -> list[Symmetry]:
+    "The 8 maps of the square's symmetry group on grids `(B, C, ny, nx)`; `vector_pairs`: the (x, y) channels of each vector field."
+    xs, ys = [a for a, _ in vector_pairs], [b for _, b in vector_pairs]
+    order = list(range(max([0, *xs, *ys]) + 1))
+    for a, b in vector_pairs:
+        order[a], order[b] = b, a
+
+    def fx(s):  # mirror x -> -x: the x components change sign
+        return _negate(s[..., ::-1], xs)
+
+    def fy(s):
+        return _negate(s[..., ::-1, :], ys)
+
+    def tr(s):  # x <-> y: the components swap
+        t = np.swapaxes(s, -1, -2)
+        return np.concatenate([t[:, order], t[:, len(order):]], axis=1) if vector_pairs else t
+
+    def o(*fs):  # composition, rightmost first
+        def composed(s):
+            for f in reversed(fs):
+                s = f(s)
+            return s
+        return composed
+
+    return [IDENTITY, Symmetry("flip_x", fx, fx), Symmetry("flip_y", fy, fy), Symmetry("rot180", o(fx, fy), o(fx, fy)),
+            Symmetry("transpose", tr, tr), Symmetry("anti_transpose", o(fx, fy, tr), o(fx, fy, tr)),
+            Symmetry("rot90", o(fx, tr), o(tr, fx)), Symmetry("rot270", o(tr, fx), o(fx, tr))]
+
+
+def translation_symmetries(shift: int = 1) -> list[Symmetry]:
+    "Periodic shifts of a grid `(B, C, ny, nx)` by `shift` cells along x and along y (they generate all translations)."
+    return [Symmetry(f"roll_x{shift}", lambda s: np.roll(s, shift, axis=-1), lambda s: np.roll(s, -shift, axis=-1)),
+            Symmetry(f"roll_y{shift}", lambda s: np.roll(s, shift, axis=-2), lambda s: np.roll(s, -shift, axis=-2))]
+
+
 class Env(abc.ABC):
     "Abstract base of every environment: a reference solver behind a small, checked interface."
     name: ClassVar[str]
@@ -230,6 +278,100 @@ class Env(abc.ABC):
         "The trajectory `(n_frames + 1, *state_shape)` starting at `state`."
         return rollout(self, state, params, n_frames)
 
+    # -- optional capabilities: each has a default, so a class implementing only the methods above works --------
+    @property
+    def layout(self) -> str:
+        "'grid' for channel-first `(C, ny, nx)` states, 'set' for particles `(n, C)`."
+        ndim = len(self.state_shape)
+        if ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: state_shape {self.state_shape} is neither (C, ny, nx) nor (n, C)")
+        return "grid" if ndim == 3 else "set"
+
+    @property
+    def channel_axis(self) -> int:
+        "The channel axis of one state: 0 for grids, -1 for sets."
+        return 0 if self.layout == "grid" else -1
+
+    @property
+    def periodic(self) -> bool:
+        "Whether the domain wraps around (the network pads circularly); default from a `bc` attribute."
+        return getattr(self, "bc", None) == "periodic"
+
+    def family(self, params, state: np.ndarray) -> str:
+        "The initial-condition family of the trajectory that starts at `state` (evaluation within families)."
+        return "all"
+
+    def symmetries(self) -> list[Symmetry]:
+        "Exact symmetries of the dynamics (identity first): `advance(g s) == g advance(s)`; augmentation and TTA."
+        return [IDENTITY]
+
+    def augment(self, arrays: Sequence[np.ndarray],  # batched raw states that share one transform per row, e.g. (x, y)
+                uniform: Callable[[int], np.ndarray]) -> list[np.ndarray]:  # n -> n uniform draws in [0, 1)
+        "One random symmetry per row, applied alike to every array: the training augmentation."
+        syms = self.symmetries()
+        pick = np.minimum((uniform(len(arrays[0])) * len(syms)).astype(np.int64), len(syms) - 1)
+        out = [np.array(a, copy=True) for a in arrays]
+        for k, g in enumerate(syms):
+            rows = pick == k
+            if rows.any() and g is not IDENTITY:
+                for a, o in zip(arrays, out):
+                    o[rows] = g.forward(a[rows])
+        return out
+
+    def params_from_vector(self, vector) -> Any:
+        "The `Params` whose first fields are the entries of `vector` (the layout `param_vector` uses), checked by round trip."
+        v = np.asarray(vector, dtype=np.float64).ravel()
+        fields = [f.name for f in dataclasses.fields(self.Params)]
+        if len(v) > len(fields):
+            raise ValueError(f"a {self.name} parameter vector has at most {len(fields)} entries, got {len(v)}")
+        params = self.Params(**{k: float(a) for k, a in zip(fields, v)})
+        if not np.allclose(self.param_vector(params), v, rtol=1e-6, atol=0):
+            raise ValueError(f"{self.name}: cannot rebuild Params from a parameter vector; pass Params objects instead")
+        return params
+
+    def with_settings(self, **settings) -> Env:
+        "The same solver with constructor `settings` changed (e.g. a larger CFL or fewer substeps)."
+        cfg = self.config()
+        unknown = set(settings) - set(cfg)
+        if unknown:
+            raise ValueError(f"{type(self).__name__} has no setting {sorted(unknown)}; its settings are {sorted(cfg)}")
+        return type(self)(**{**cfg, **settings})
+
+    def coarsened(self, factor: int) -> Env:
+        "The same solver on a grid `factor` times coarser (see `restrict` / `prolong`)."
+        raise NotImplementedError(f"{type(self).__name__} offers no coarser grid: define coarsened(factor) to enable "
+                                  "equal-accuracy comparisons against a cheaper run")
+
+    def restrict(self, state: np.ndarray, factor: int) -> np.ndarray:
+        "A state of this grid on the grid `coarsened(factor)` uses (block means)."
+        if self.layout != "grid":
+            raise NotImplementedError(f"{type(self).__name__} has no grid to restrict")
+        return restrict_grid(state, factor)
+
+    def prolong(self, state: np.ndarray, factor: int) -> np.ndarray:
+        "A state of the grid `coarsened(factor)` back on this grid (piecewise constant)."
+        if self.layout != "grid":
+            raise NotImplementedError(f"{type(self).__name__} has no grid to prolong")
+        return prolong_grid(state, factor)
+
+    def timestep_pair(self, params) -> tuple[Env, Env] | None:
+        "(coarse, fine) solvers whose time steps differ by a factor 2 for `params` (Richardson); None if exact."
+        raise NotImplementedError(f"{type(self).__name__} names no time step to halve: define timestep_pair(params) "
+                                  "to enable the Richardson baseline")
+
+    def peer_cost_ratio(self, rows: list[dict]) -> dict | None:
+        "{peer, ratio, basis}: the best peer solver's cost over ours, read from this env's benchmark table `rows`."
+        return None
+
+    @classmethod
+    def profile_kwargs(cls, profile: Profile) -> dict:
+        "Constructor arguments at `profile`'s size (the profile's entry for this name, else the constructor defaults)."
+        return dict(profile.env_kwargs.get(cls.name, {}))
+
+    def profile_frames(self, profile: Profile) -> int:
+        "Frames stored per trajectory at `profile` (the profile's entry for this name, else its default)."
+        return int(profile.n_frames.get(self.name, profile.default_frames))
+
     def __repr__(self):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.config().items())})"
 
@@ -253,11 +395,28 @@ def _expect_value_error(fn, what: str):
     raise AssertionError(f"expected a ValueError for {what}")
 
 
-def check_env(env: Env, seed: int = 0, n_frames: int = 3, rtol: float = 1e-12) -> dict:
-    "Assert the `Env` contract on `env` and return a report of what was measured."
+def symmetry_errors(env: Env, params, state: np.ndarray, n_frames: int = 2) -> dict[str, float]:
+    "Per symmetry g: max |advance(g s) - g advance(s)| over max |advance(s)|, the check that g commutes with the solver."
+    s = env.check_state(state)
+    ref = env.advance(s, params, n_frames)
+    scale = float(np.abs(ref).max()) or 1.0
+    out = {}
+    for g in env.symmetries():
+        gs = np.ascontiguousarray(g.forward(s[None])[0])
+        lhs = env.advance(gs, g.apply_params(params), n_frames)
+        out[g.name] = float(np.abs(lhs - g.forward(ref[None])[0]).max() / scale)
+        back = g.inverse(g.forward(s[None]))[0]
+        if not np.allclose(back, s, rtol=0, atol=1e-12 * (float(np.abs(s).max()) or 1.0)):
+            raise AssertionError(f"symmetry {g.name!r}: inverse(forward(s)) != s")
+    return out
+
+
+def check_env(env: Env, seed: int = 0, n_frames: int = 3, rtol: float = 1e-12,
+              symmetry_rtol: float = 1e-10) -> dict:  # tolerance of advance(g s) == g advance(s)
+    "Assert the `Env` contract (and every optional capability it offers) on `env`; return what was measured."
     shape = tuple(env.state_shape)
-    # grid states are channel-first (C, ny, nx); particle states are (n_particles, C)
-    assert len(env.channel_names) == (shape[0] if len(shape) == 3 else shape[-1]), "channel_names must match the channel axis"
+    assert env.layout in LAYOUTS, f"layout must be one of {LAYOUTS}"
+    assert len(env.channel_names) == shape[env.channel_axis], "channel_names must match the channel axis"
     check_positive(env.frame_dt, "frame_dt")
     p0 = env.Params()  # every field has a default
     assert dataclasses.is_dataclass(p0) and env.Params.__dataclass_params__.frozen, "Params must be a frozen dataclass"
@@ -287,5 +446,13 @@ def check_env(env: Env, seed: int = 0, n_frames: int = 3, rtol: float = 1e-12) -
     _expect_value_error(lambda: env.advance(bad, p, 1), "a NaN state")
     _expect_value_error(lambda: env.advance(s0[..., :-1], p, 1), "a wrongly shaped state")
     _expect_value_error(lambda: env.advance(s0, p, 0), "n_frames=0")
-    return dict(env=repr(env), state_shape=shape, param_vector=pv.round(4).tolist(), semigroup_rel_err=semigroup_err,
+    family = env.family(p, s0)
+    assert isinstance(family, str) and family, "family(params, state) must return a non-empty string"
+    syms = env.symmetries()
+    assert syms and syms[0].name == "identity", "symmetries() must list the identity first"
+    sym_err = symmetry_errors(env, p, s0, a + b)
+    broken = {k: v for k, v in sym_err.items() if v > symmetry_rtol}
+    assert not broken, f"these symmetries do not commute with advance (rel. error): {broken}"
+    return dict(env=repr(env), layout=env.layout, state_shape=shape, param_vector=pv.round(4).tolist(),
+                semigroup_rel_err=semigroup_err, family=family, symmetry_rel_err=sym_err,
                 invariants_t0=inv0, invariants_t=inv1)

@@ -20,28 +20,19 @@ from pathlib import Path
 import numpy as np
 import zarr
 
-from .core import (ENV_NAMES, SPLITS, Env, Profile, check_split, get_profile, make_rng, project_root, rollout,
-                             set_threads, threads)
-from .envs import make_env
+from .core import SPLITS, Env, Profile, check_split, get_profile, make_rng, rollout, set_threads, threads
+from .envs import env_path, validate_env
+from .paths import store_path
 
 # %% auto #0
-__all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'store_path', 'solver_hash', 'plan_trajectories', 'check_unique', 'open_store',
-           'check_identity', 'read_trajectory', 'dask_client', 'store_bytes', 'build_dataset', 'data_main']
+__all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'solver_hash', 'plan_trajectories', 'check_unique', 'open_store',
+           'check_identity', 'read_trajectory', 'dask_client', 'store_bytes', 'build_dataset']
 
 # %% ../nbs/04_data.ipynb #c005
 SCHEDULER_ENV_VAR = "HYBRID_NBS_SCHEDULER"  # a Dask scheduler address, e.g. tcp://host:8786
 FORMAT_VERSION = 1
 # crc32c after compression: a damaged frame fails its checksum instead of decoding to wrong numbers
 _CODECS = (zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"), zarr.codecs.Crc32cCodec())
-
-
-def store_path(env: str, profile: str | Profile, split: str, root: str | Path | None = None) -> Path:
-    "`<root>/<profile>/<env>/<split>.zarr`; `root` defaults to the project's `data/` folder."
-    check_split(split)
-    root = Path(root) if root is not None else project_root() / "data"
-    if root.exists() and not root.is_dir():
-        raise ValueError(f"root {root} is a file, not a directory; pass a folder to hold the datasets")
-    return root / get_profile(profile).name / env / f"{split}.zarr"
 
 
 def solver_hash(env: Env) -> str:
@@ -75,7 +66,7 @@ def plan_trajectories(env: Env, split: str, seed: int, indices) -> list[dict]:
     for i in indices:
         params, x0, fingerprint = _draw(env, seed, split, int(i))
         out.append(dict(params=json.loads(json.dumps(dataclasses.asdict(params))), vector=env.param_vector(params),
-                        seed=fingerprint, ic_hash=_sha(np.asarray(x0, dtype=np.float64))))
+                        seed=fingerprint, ic_hash=_sha(np.asarray(x0, dtype=np.float64)), family=env.family(params, x0)))
     return out
 
 
@@ -114,7 +105,7 @@ def _create(path: Path, ident: dict, env: Env, plan: list[dict]) -> None:
                       ("ic_hash", np.stack([p["ic_hash"] for p in plan])),
                       ("digest", np.zeros((n, 32), np.uint8)), ("done", np.zeros(n, np.uint8))]:
         g.create_array(name, shape=arr.shape, dtype=arr.dtype, chunks=arr.shape, compressors=None)[...] = arr
-    g.attrs.update(dict(ident, env_class=f"{type(env).__module__}.{type(env).__qualname__}",
+    g.attrs.update(dict(ident, env_class=env_path(env), families=[p["family"] for p in plan],
                         channel_names=list(env.channel_names), rng="make_rng(seed, env, split, index)",
                         params_full=[p["params"] for p in plan]))
     tmp.rename(path)
@@ -252,7 +243,7 @@ def _bad_digests(g: zarr.Group, indices) -> list[int]:
     return bad
 
 
-def build_dataset(env: str | Env,  # environment name (or an `Env` instance: a user's own simulator)
+def build_dataset(env: str | Env,  # registered name, import path `module:Class`, or an `Env` instance
                   profile: str | Profile | None = None,  # sizes; None reads $HYBRID_NBS_PROFILE
                   split: str = "all",  # one of SPLITS, or "all"
                   root: str | Path | None = None,  # folder holding <profile>/<env>/<split>.zarr; default data/
@@ -269,13 +260,11 @@ def build_dataset(env: str | Env,  # environment name (or an `Env` instance: a u
                   ) -> list[dict]:
     "Build (or resume) the dataset stores of `env` at `profile`; returns one summary per split."
     prof = get_profile(profile)
-    env = make_env(env, prof) if isinstance(env, str) else env
-    if not isinstance(env, Env):
-        raise ValueError(f"env must be an environment name or an Env instance, got {type(env).__name__}")
     splits = SPLITS if split == "all" else (check_split(split),)
-    n_frames = n_frames or prof.n_frames[env.name]
+    env = validate_env(env, prof)  # a simulator the package does not know passes check_env before anything is written
+    n_frames = n_frames or env.profile_frames(prof)
     sizes = {s: (sizes or {}).get(s, prof.split_sizes[s]) for s in SPLITS}
-    paths = {s: store_path(env.name, prof, s, root) for s in SPLITS}
+    paths = {s: store_path(env, prof, s, root) for s in SPLITS}
     with (nullcontext(client) if client is not None else dask_client(scheduler, workers)) as cl:
         n_threads = _task_threads(cl, bool(scheduler or os.environ.get(SCHEDULER_ENV_VAR)), prof)
         args = [(env, s, seed, range(k, min(k + 32, sizes[s]))) for s in SPLITS for k in range(0, sizes[s], 32)]
@@ -329,27 +318,3 @@ def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, ove
     return dict(env=env.name, profile=prof.name, split=split, path=str(path), size=size, n_frames=n_frames,
                 built=len(todo), skipped=size - len(todo), repaired=len(repaired),
                 seconds=round(time.perf_counter() - t0, 2), bytes=store_bytes(path))
-
-# %% ../nbs/04_data.ipynb #c025
-def data_main(env: str,  # environment name, or "all"
-              profile: str,  # profile name
-              split: str = "all",  # one of SPLITS, or "all"
-              root: str | Path | None = None,  # folder holding <profile>/<env>/<split>.zarr; default data/
-              scheduler: str | None = None,  # Dask scheduler address; default $HYBRID_NBS_SCHEDULER
-              workers: int | None = None,  # local Dask workers (None: one per core; 0: no Dask)
-              overwrite: bool = False,  # delete and rebuild existing stores
-              seed: int = 0,  # global seed
-              verify: bool = False,  # re-check finished trajectories and rebuild damaged ones
-              card: bool = True,  # write card.md, card.png and norm.json when the train split exists
-              progress: bool = True) -> list[dict]:
-    "The `hnwm data` command: build the stores of `env` (or every environment), then its card; one record per split."
-    from hybrid_nbs.card import write_card  # card imports this module
-    names = ENV_NAMES if env == "all" else (env,)
-    recs = []
-    with dask_client(scheduler, workers) as client:
-        for name in names:
-            recs += build_dataset(name, profile, split, root, seed=seed, scheduler=scheduler, workers=workers,
-                                  overwrite=overwrite, verify=verify, progress=progress, client=client)
-            if card and store_path(name, profile, "train", root).exists():
-                write_card(name, profile, root)
-    return recs

@@ -12,18 +12,19 @@ import numpy as np
 import torch
 
 # %% auto #0
-__all__ = ['StepDoubling', 'top_fraction_mean', 'step_doubling']
+__all__ = ['Uncertainty', 'top_fraction_mean', 'uncertainty', 'step_doubling']
 
 # %% ../nbs/07_errormap.ipynb #c006
 @dataclasses.dataclass
-class StepDoubling:
-    "Direct predictions, the per-cell (per-ball) error map and per-trajectory scores, batched over trajectories."
-    prediction: np.ndarray  # (B, *state_shape) raw units, the direct f(s, T)
-    error_map: np.ndarray  # (B, ny, nx) for grids, (B, n_balls) for balls
+class Uncertainty:
+    "An error map and per-trajectory trust scores, batched over trajectories: what step doubling and every baseline return."
+    name: str  # the method that made it ("step_doubling", "ensemble", ...)
+    prediction: np.ndarray | None  # (B, *state_shape) raw units: the method's estimate of the state (None: it makes none)
+    error_map: np.ndarray  # (B, ny, nx) for grids, (B, n) for sets; >= 0, inf where a prediction diverged
     score_mean: np.ndarray  # (B,) spatial mean of the map
-    score_top: np.ndarray  # (B,) mean of the top 1% cells (at least one cell)
-    units: str  # "normalised" or "raw"
-    splits: tuple  # the split fractions a the map averages over
+    score_top: np.ndarray  # (B,) mean of the top 1% cells (at least one)
+    units: str  # "normalised", "raw", or the name of a dimensionless proxy
+    info: dict = dataclasses.field(default_factory=dict)  # method-specific numbers (split fractions, coverage, seconds)
 
 
 def top_fraction_mean(maps: np.ndarray, fraction: float = 0.01) -> np.ndarray:
@@ -35,18 +36,26 @@ def top_fraction_mean(maps: np.ndarray, fraction: float = 0.01) -> np.ndarray:
     return np.sort(flat, axis=1)[:, -k:].mean(axis=1)
 
 
+def uncertainty(name: str, error_map: np.ndarray, prediction: np.ndarray | None = None, units: str = "normalised",
+                top_fraction: float = 0.01, **info) -> Uncertainty:
+    "An `Uncertainty` with its scores computed from `error_map`."
+    m = np.asarray(error_map, dtype=np.float64)
+    return Uncertainty(name, prediction, m, m.reshape(len(m), -1).mean(axis=1), top_fraction_mean(m, top_fraction),
+                       units, info)
+
+
 def _norm_over_channels(d: torch.Tensor, grid: bool) -> torch.Tensor:
     return torch.linalg.vector_norm(d, dim=1 if grid else -1)
 
 
 def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` and forward(z, h, p) in normalised units)
                   states: np.ndarray,  # raw states (B, *state_shape) or one state
-                  params,  # raw physical parameters (B, P) or (P,)
+                  param_vectors,  # raw parameter vectors (B, P) or (P,), as `Env.param_vector` makes them
                   horizon: float,  # T in frames
                   splits: Sequence[float] = (0.5,),  # split fractions a; more than one gives the multi-split map
                   units: str = "normalised",  # "normalised" (per-channel train std) or "raw"
                   batch_size: int = 32,  # trajectories per forward pass
-                  top_fraction: float = 0.01) -> StepDoubling:  # the share of cells in `score_top`
+                  top_fraction: float = 0.01) -> Uncertainty:  # the share of cells in `score_top`
     "The step-doubling map ||f(s,T) - f(f(s,aT),(1-a)T)|| per cell, averaged over `splits`, and trust scores."
     if units not in ("normalised", "raw"):
         raise ValueError(f"units must be 'normalised' or 'raw', got {units!r}")
@@ -60,7 +69,7 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
     x = x[None] if x.ndim == len(shape) else x
     if x.shape[1:] != shape:
         raise ValueError(f"states have shape {x.shape}, expected (B, {', '.join(map(str, shape))})")
-    p = np.broadcast_to(np.asarray(params, np.float32), (len(x), len(model.config.param_mean)))
+    p = np.broadcast_to(np.asarray(param_vectors, np.float32), (len(x), len(model.config.param_mean)))
     preds, maps = [], []
     with torch.inference_mode():
         for lo in range(0, len(x), batch_size):
@@ -84,5 +93,5 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
             preds.append(model.state_norm.inverse(direct).numpy())
             maps.append(m.numpy())
     error_map = np.concatenate(maps).astype(np.float64)
-    return StepDoubling(np.concatenate(preds).astype(np.float64), error_map, error_map.reshape(len(x), -1).mean(axis=1),
-                        top_fraction_mean(error_map, top_fraction), units, splits)
+    name = "step_doubling" if splits == (0.5,) else "step_doubling_multi"
+    return uncertainty(name, error_map, np.concatenate(preds).astype(np.float64), units, top_fraction, splits=splits)

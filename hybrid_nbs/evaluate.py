@@ -14,9 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import ENV_NAMES, check_split, get_profile, threads
-from .data import open_store, read_trajectory, store_path
+from .core import Env, check_split, get_profile, threads
+from .data import open_store, read_trajectory
 from .envs import make_env
+from .paths import store_path
 from .errormap import step_doubling
 from .baselines_fit import BASELINES, cell_errors, run_baseline
 from .hybrid import HybridSimulator, trajectory_error
@@ -25,8 +26,8 @@ from .metrics_ci import bootstrap_ci, summarise
 
 # %% auto #0
 __all__ = ['BASELINE_KEYS', 'SplitData', 'load_split', 'true_error_map', 'map_vs_truth', 'mode2_sweep', 'mode1_speed',
-           'equal_error_cost', 'peer_cost_ratio', 'compare_baselines', 'evaluate_env', 'evaluate_main',
-           'metrics_markdown', 'mode2_markdown', 'speed_markdown', 'baselines_markdown']
+           'peer_cost_ratio', 'compare_baselines', 'evaluate_env', 'metrics_markdown', 'mode2_markdown',
+           'speed_markdown', 'baselines_markdown']
 
 # %% ../nbs/10a_evaluate.ipynb #c005
 @dataclasses.dataclass
@@ -42,11 +43,11 @@ def _params(env, d: dict):
     return env.Params(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
 
 
-def load_split(env_name: str, profile, split: str, horizons, root=None, t0: int = 0, limit: int | None = None) -> SplitData:
+def load_split(env: str | Env, profile, split: str, horizons, root=None, t0: int = 0, limit: int | None = None) -> SplitData:
     "Frame `t0` and frames `t0 + h` of every trajectory of a stored split (the first `limit` of them)."
     check_split(split)
-    env = make_env(env_name, profile)
-    g = open_store(store_path(env_name, profile, split, root), complete=True)
+    env = make_env(env, profile)
+    g = open_store(store_path(env, profile, split, root), complete=True)
     n = int(g.attrs["size"]) if limit is None else min(limit, int(g.attrs["size"]))
     full = g.attrs["params_full"]
     full = json.loads(full) if isinstance(full, str) else full
@@ -66,12 +67,12 @@ def true_error_map(model, prediction: np.ndarray, target: np.ndarray) -> np.ndar
 # %% ../nbs/10a_evaluate.ipynb #c007
 def map_vs_truth(model, data: SplitData, horizons, n_boot: int = 1000, seed: int = 0) -> dict:
     "Per-horizon trajectory AUROC with CIs, and the full metric summary at the longest horizon."
-    out = {"per_horizon": {}}
+    out = {"per_horizon": {}}  # keyed by str(horizon): the same before and after a JSON round trip
     for h in horizons:
         sd = step_doubling(model, data.states, data.vectors, float(h))
         err_traj = trajectory_error(model, sd.prediction, data.targets[h])
         est, lo, hi = bootstrap_ci(lambda s, e: traj_auroc(s, e, q=0.25), sd.score_mean, err_traj, n_boot=n_boot, seed=seed)
-        out["per_horizon"][int(h)] = dict(traj_auroc_top25=[est, lo, hi], mode1_rmse=float(err_traj.mean()),
+        out["per_horizon"][str(int(h))] = dict(traj_auroc_top25=[est, lo, hi], mode1_rmse=float(err_traj.mean()),
                                           mean_score=float(sd.score_mean.mean()))
     h = int(max(horizons))
     err_map = true_error_map(model, sd.prediction, data.targets[h])
@@ -91,11 +92,11 @@ def mode2_sweep(env, model, val: SplitData, test: SplitData, horizon: int, defer
         for s, p in zip(test.states, test.params):
             env.advance(s, p, horizon)
         solver_s = time.perf_counter() - t0
-        mode1 = sim.predict(test.states, test.params, horizon, mode=1)
+        mode1 = sim.mode1(test.states, test.params, horizon)
         err1 = trajectory_error(model, mode1.prediction, test.targets[horizon])
         for q in deferrals:
             sim.calibrate(val.states, val.params, horizon, deferral=q)
-            res = sim.predict(test.states, test.params, horizon, mode=2)
+            res = sim.mode2(test.states, test.params, horizon)
             err = trajectory_error(model, res.prediction, test.targets[horizon])
             rows.append(dict(deferral_target=q, deferred=float(res.deferred.mean()), error=float(err.mean()),
                              error_ratio=float(err.mean() / err1.mean()), seconds=res.seconds["total"],
@@ -128,49 +129,13 @@ def _timed(fn) -> float:
     t0 = time.perf_counter(); fn(); return time.perf_counter() - t0
 
 # %% ../nbs/10a_evaluate.ipynb #81f6f441
-def _num(v) -> float:
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return math.nan
-
-
-def equal_error_cost(ours: list[tuple[float, float]],  # our solver's (error, cost) settings
-                     err: float) -> tuple[float, str] | None:
-    "(cost, kind): our cost at error `err`, log-log interpolated; our cheapest cost (a bound) above our largest error."
-    e, c = (np.log([r[k] for r in sorted(ours)]) for k in (0, 1))
-    le = np.log(err) if np.isfinite(err) and err > 0 else -np.inf
-    if le < e[0]:
-        return None  # more accurate than any of our settings: no equal-accuracy cost
-    return float(np.exp(np.interp(le, e, c))), "bound" if le > e[-1] else "interpolated"
-
-
-def peer_cost_ratio(env_name: str, folder: str | Path) -> dict | None:
-    "{peer, ratio, basis}: the best peer's cost over ours from `folder/bench_<env>.csv`, or None if it holds no peer row."
-    if env_name not in ("euler", "oregonator", "balls"):
-        raise ValueError(f"No peer solver is benchmarked for {env_name!r}")
-    path = Path(folder) / f"bench_{env_name}.csv"
+def peer_cost_ratio(env: Env, folder: str | Path) -> dict | None:
+    "{peer, ratio, basis, source}: the best peer's cost over ours from `folder/bench_<env>.csv` (`Env.peer_cost_ratio`)."
+    path = Path(folder) / f"bench_{env.name}.csv"
     if not path.is_file():
         return None
-    rows = list(csv.DictReader(path.open()))
-    if env_name == "euler":
-        got = [(_num(r["time_ratio"]), f"{r['solver']} at n = {r['n']}") for r in rows
-               if r["solver"].startswith("PyClaw") and r["threads"] == "1"]
-        basis = "CPU seconds to the same end time, Lax-Liu configuration 3"
-    elif env_name == "oregonator":
-        ours = [(_num(r["max_err"]), _num(r["cpu_s_per_frame"])) for r in rows if r["solver"].startswith("ours")]
-        eq = [(equal_error_cost(ours, _num(r["max_err"])), r) for r in rows if r["solver"].startswith("py-pde")] if ours else []
-        got = [(_num(r["cpu_s_per_frame"]) / e[0], r["solver"]) for e, r in eq if e is not None]
-        basis = "CPU seconds per frame at equal max error"
-    elif env_name == "balls":
-        got = [(_num(r["speedup"]), r["solver"]) for r in rows if r["solver"].startswith("MuJoCo") and "default" in r["solver"]
-               and r["case"] == "train"]
-        basis = "frames per second on the training distribution"
-    got = [g for g in got if math.isfinite(g[0]) and g[0] > 0]
-    if not got:
-        return None
-    ratio, peer = min(got)  # the peer's best showing
-    return dict(peer=peer, ratio=ratio, basis=basis, source=path.name)
+    got = env.peer_cost_ratio(list(csv.DictReader(path.open())))
+    return None if got is None else dict(got, source=path.name)
 
 # %% ../nbs/10a_evaluate.ipynb #6eb36b30
 BASELINE_KEYS = ("traj_auroc_top25", "cell_auroc_top10_traj", "traj_spearman", "prr", "defer25_model_ratio")
@@ -222,19 +187,19 @@ def compare_baselines(model, splits: dict, horizon: int,
     return out
 
 # %% ../nbs/10a_evaluate.ipynb #c013
-def evaluate_env(env_name: str, model, profile=None, root=None, n_boot: int = 1000, seed: int = 0,
+def evaluate_env(env: str | Env, model, profile=None, root=None, n_boot: int = 1000, seed: int = 0,
                  limit: int | None = None, out: str | Path | None = None, threads_n: int = 1,
                  resources: dict | None = None,  # baseline resources (see `compare_baselines`); None: no baselines
                  fit_seconds: dict | None = None) -> dict:  # what fitting each baseline's resources cost, for the table
     "Map-vs-truth on test/OOD, Mode 2 sweep, Mode 1 speed and the baselines for a trained `model`; JSON if `out`."
     prof = get_profile(profile)
-    env = make_env(env_name, prof)
-    horizons = [int(h) for h in 2 ** np.arange(1, 7) if h <= prof.n_frames[env_name] - 1]
+    env = make_env(env, prof)
+    horizons = [int(h) for h in 2 ** np.arange(1, 7) if h <= env.profile_frames(prof) - 1]
     if not horizons:
         raise ValueError(f"profile {prof.name} stores too few frames for a horizon of 2")
     h_max = max(horizons)
-    splits = {s: load_split(env_name, prof, s, horizons, root, limit=limit) for s in ("val", "test", "ood_near", "ood_far")}
-    res = dict(env=env_name, profile=prof.name, horizons=horizons, n={s: len(d.states) for s, d in splits.items()})
+    splits = {s: load_split(env, prof, s, horizons, root, limit=limit) for s in ("val", "test", "ood_near", "ood_far")}
+    res = dict(env=env.name, profile=prof.name, horizons=horizons, n={s: len(d.states) for s, d in splits.items()})
     res["maps"] = {s: map_vs_truth(model, splits[s], horizons, n_boot, seed) for s in ("test", "ood_near", "ood_far")}
     res["mode2"] = mode2_sweep(env, model, splits["val"], splits["test"], h_max, threads_n=threads_n)
     res["mode1_speed"] = mode1_speed(env, model, splits["test"], h_max, threads_n=threads_n)
@@ -248,27 +213,6 @@ def evaluate_env(env_name: str, model, profile=None, root=None, n_boot: int = 10
         tmp = out.with_name(out.name + ".partial")
         tmp.write_text(json.dumps(res, indent=1, default=float)); tmp.replace(out)
     return res
-
-
-def evaluate_main(env: str,  # environment name, or "all"
-                  profile: str | None = None, seed: int = 0,
-                  root: str | Path | None = None,  # data folder holding <profile>/<env>/; default the project's data/
-                  n_boot: int = 1000, threads_n: int = 1) -> dict:
-    "The `hnwm evaluate` command: score the best checkpoint of `env` (or of every environment); JSON in <env>/eval/."
-    from hybrid_nbs.checkpoint import load_model
-    from hybrid_nbs.train import ckpt_dir
-    prof = get_profile(profile)
-    names = ENV_NAMES if env == "all" else (env,)
-    out = {}
-    for name in names:
-        folder = ckpt_dir(name, prof.name, seed, root)
-        if not (folder / "best").is_dir():
-            raise ValueError(f"no trained {name} surrogate at {folder / 'best'}; run `hnwm train --env {name} "
-                             f"--profile {prof.name} --seed {seed}` first")
-        model, _ = load_model(folder / "best", env=name, profile=prof.name)
-        out[name] = evaluate_env(name, model, prof, root, n_boot, seed, threads_n=threads_n,
-                                 out=folder.parent.parent / "eval" / f"results_seed{seed}.json")
-    return out if env == "all" else out[env]
 
 # %% ../nbs/10a_evaluate.ipynb #c015
 _ROW_KEYS = [("traj_auroc_top25", "traj AUROC (top 25%)"), ("cell_auroc_top10_traj", "cell AUROC (top 10%)"),

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from .core import Env, check_positive
+from .envs import check_same_env
 from .errormap import step_doubling
 
 # %% auto #0
@@ -21,7 +22,7 @@ __all__ = ['HybridResult', 'HybridSimulator', 'normalised_difference', 'trajecto
 # %% ../nbs/10_hybrid.ipynb #c006
 @dataclasses.dataclass
 class HybridResult:
-    "What one call of `HybridSimulator.predict` returns."
+    "What one call of `HybridSimulator.mode1` or `mode2` returns."
     prediction: np.ndarray  # (B, *state_shape) raw: the surrogate's, or the solver's where deferred
     deferred: np.ndarray  # (B,) bool
     score: np.ndarray | None  # (B,) trust scores (Mode 2)
@@ -46,8 +47,7 @@ class HybridSimulator:
                  splits: Sequence[float] = (0.5,),  # split fractions of the map
                  batch_size: int = 32,  # trajectories per forward pass
                  client=None):  # a Dask client: deferred trajectories are solved on its workers, in parallel
-        if model.config.env != env.name:
-            raise ValueError(f"model was trained on {model.config.env!r}, not {env.name!r}")
+        check_same_env(model.config.env_identity, env, "the model")
         if tuple(model.config.state_shape) != tuple(env.state_shape):
             raise ValueError(f"model state shape {model.config.state_shape} differs from the environment's {env.state_shape}")
         if score not in ("mean", "top"):
@@ -95,27 +95,34 @@ class HybridSimulator:
                 return self.threshold
         raise ValueError(f"error budget {error_budget} is below what deferring every trajectory achieves ({alt.mean():.3g})")
 
-    def predict(self, states: np.ndarray, params, horizon: int, mode: int = 1, threshold: float | None = None) -> HybridResult:
-        "Mode 1 (surrogate) or Mode 2 (gated, deferring to the solver) predictions `horizon` frames ahead."
-        h = self._horizon(horizon)
+    def _inputs(self, states, params) -> np.ndarray:
         states = np.asarray(states, dtype=np.float64)
         if len(params) != len(states):
             raise ValueError(f"{len(states)} states but {len(params)} params")
         for i, s in enumerate(states):
             self.env.check_state(s, f"states[{i}]")
+        return states
+
+    def mode1(self, states: np.ndarray, params, horizon: int) -> HybridResult:
+        "Mode 1, speed: the surrogate alone, `horizon` frames ahead, one forward pass per batch."
+        h, states = self._horizon(horizon), self._inputs(states, params)
         t0 = time.perf_counter()
-        if mode == 1:
-            with torch.inference_mode():
-                pred = np.concatenate([self.model.predict(states[lo:lo + self.batch_size], float(h),
-                                                          self._vectors(params[lo:lo + self.batch_size]))
-                                       for lo in range(0, len(states), self.batch_size)])
-            t1 = time.perf_counter()
-            return HybridResult(pred, np.zeros(len(states), bool), None, None, dict(surrogate=t1 - t0, solver=0.0, total=t1 - t0))
-        if mode != 2:
-            raise ValueError(f"mode must be 1 or 2, got {mode!r}")
+        with torch.inference_mode():
+            pred = np.concatenate([self.model.predict(states[lo:lo + self.batch_size], float(h),
+                                                      self._vectors(params[lo:lo + self.batch_size]))
+                                   for lo in range(0, len(states), self.batch_size)])
+        t1 = time.perf_counter()
+        return HybridResult(pred, np.zeros(len(states), bool), None, None, dict(surrogate=t1 - t0, solver=0.0, total=t1 - t0))
+
+    def mode2(self, states: np.ndarray, params, horizon: int, threshold: float | None = None) -> HybridResult:
+        "Mode 2, accuracy: the step-doubling gate defers the trajectories it distrusts to the reference solver."
+        h, states = self._horizon(horizon), self._inputs(states, params)
         tau = self.threshold if threshold is None else float(threshold)
         if tau is None:
             raise ValueError("Mode 2 needs a threshold: call calibrate() on the val split or pass threshold=")
+        if np.isnan(tau):
+            raise ValueError("threshold is NaN: it would defer nothing; calibrate again or pass a number")
+        t0 = time.perf_counter()
         sd, s = self.scores(states, params, h)
         deferred = ~np.isfinite(s) | (s > tau) | ~np.isfinite(sd.prediction).reshape(len(s), -1).all(axis=1)
         t1 = time.perf_counter()

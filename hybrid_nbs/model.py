@@ -15,7 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .core import ENV_NAMES, Env, get_profile
+from .core import Env, get_profile
+from .envs import env_identity, make_env
 
 # %% auto #0
 __all__ = ['PADDINGS', 'MODELS', 'HorizonEmbedding', 'Normalizer', 'FiLM', 'circular_pad', 'PeriodicConv2d', 'ResBlock', 'UNet',
@@ -263,18 +264,21 @@ MODELS = {c.name: c for c in (
 _ARCHS = {"unet": UNetConfig, "mlp": MLPConfig}
 
 
-def model_config_for(env_name: str, profile: str | None = None) -> UNetConfig | MLPConfig:
-    "The default size for `env_name` at `profile` (None reads $HYBRID_NBS_PROFILE)."
-    if env_name not in ENV_NAMES:
-        raise ValueError(f"Unknown environment {env_name!r}; choose one of {ENV_NAMES}")
-    return MODELS[f"{'mlp' if env_name == 'balls' else 'unet'}-{get_profile(profile).name}"]
+def model_config_for(env: Env | str,  # an environment, or its registered name / import path
+                     profile: str | None = None) -> UNetConfig | MLPConfig:
+    "The default size for `env` at `profile` (None reads $HYBRID_NBS_PROFILE): a U-Net for grids, a FiLM-MLP for sets."
+    prof = get_profile(profile)
+    env = env if isinstance(env, Env) else make_env(env, prof)
+    return MODELS[f"{'unet' if env.layout == 'grid' else 'mlp'}-{prof.name}"]
 
 
 def _fields(cls, d: Mapping, what: str) -> dict:
     if not isinstance(d, Mapping):
         raise ValueError(f"{what} must be a mapping, got {type(d).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
-    unknown, missing = set(d) - names, names - set(d)
+    required = {f.name for f in dataclasses.fields(cls)
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
+    unknown, missing = set(d) - names, required - set(d)
     if unknown or missing:
         raise ValueError(f"{what}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}")
     return dict(d)
@@ -291,6 +295,8 @@ class SurrogateConfig:
     state_std: tuple[float, ...]
     param_mean: tuple[float, ...]  # per physical parameter, from the train split
     param_std: tuple[float, ...]
+    env_path: str = ""  # the environment's import path `module:Class` ("" in checkpoints that predate it)
+    env_config: dict = dataclasses.field(default_factory=dict)  # its whole `config()`, compared on loading
 
     def __post_init__(self):
         for f in ("state_mean", "state_std", "param_mean", "param_std"):
@@ -306,6 +312,11 @@ class SurrogateConfig:
             raise ValueError(f"param_mean has {len(self.param_mean)} entries, param_std {len(self.param_std)}")
         if self.padding not in PADDINGS:
             raise ValueError(f"padding must be one of {PADDINGS}, got {self.padding!r}")
+
+    @property
+    def env_identity(self) -> dict:
+        "What `envs.check_same_env` compares with an environment."
+        return dict(name=self.env, path=self.env_path, config=dict(self.env_config))
 
     def to_dict(self) -> dict:
         "A JSON-safe dict (the checkpoint's config.json)."
@@ -325,9 +336,8 @@ class SurrogateConfig:
 
 
 def padding_for(env: Env) -> str:
-    "Circular padding for periodic domains, replicate (zero-gradient) for outflow boundaries."
-    periodic = env.name == "oregonator" or getattr(env, "bc", None) == "periodic"
-    return "circular" if periodic else "replicate"
+    "Circular padding for periodic domains (`env.periodic`), replicate (zero-gradient) otherwise."
+    return "circular" if env.periodic else "replicate"
 
 # %% ../nbs/05_model.ipynb #c023
 class Surrogate(nn.Module):
@@ -410,8 +420,9 @@ def build_model(config: SurrogateConfig | UNetConfig | MLPConfig | str,  # a ful
             raise ValueError(f"Unknown model {config!r}; choose one of {tuple(MODELS)} or pass a config")
         if env is None or any(v is None for v in (state_mean, state_std, param_mean, param_std)):
             raise ValueError("build_model with a size needs env, state_mean, state_std, param_mean and param_std")
+        ident = env_identity(env)
         config = SurrogateConfig(arch, env.name, tuple(env.state_shape), padding_for(env),
-                                 state_mean, state_std, param_mean, param_std)
+                                 state_mean, state_std, param_mean, param_std, ident["path"], ident["config"])
     if seed is None:
         return Surrogate(config)
     with torch.random.fork_rng(devices=[]):

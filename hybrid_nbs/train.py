@@ -6,12 +6,10 @@ resumable safe checkpoints, and the same entry point under `torchrun` (DDP)."""
 # %% ../nbs/06_train.ipynb #c002
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import hashlib
 import math
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -20,19 +18,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .baselines import ball_symmetries
 from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, save_checkpoint
-from .core import ENV_NAMES, get_profile, make_rng, project_root, set_threads
-from .data import open_store, store_path
+from .core import Env, get_profile, make_rng, set_threads
+from .data import open_store
 from .dataset import PairDataset, horizon_ladder, sample_pairs
-from .envs import make_env
+from .envs import make_env, validate_env
 from .model import Surrogate, build_model, model_config_for
+from .paths import ckpt_dir, store_path
 
 # %% auto #0
-__all__ = ['AUGMENTATIONS', 'TrainConfig', 'train_config_for', 'lr_at', 'epoch_pairs', 'rung_pairs', 'PairSource',
-           'augment_balls', 'augmenter', 'PairLoss', 'evaluate', 'ckpt_dir', 'param_stats', 'train', 'train_main',
-           'main']
+__all__ = ['TrainConfig', 'train_config_for', 'lr_at', 'epoch_pairs', 'rung_pairs', 'PairSource', 'augmenter', 'PairLoss',
+           'validate', 'param_stats', 'train']
 
 # %% ../nbs/06_train.ipynb #c005
 # fields added after checkpoints were first written, with the behaviour of a checkpoint that predates them
@@ -55,7 +52,7 @@ class TrainConfig:
     chain_grad: str = "stop"  # "stop": no gradient through the inner half-step; "full": through both
     continuous_frac: float = 0.5  # share of pairs with log-uniform horizons between the rungs
     initial_frac: float = 0.25  # share of pairs that start at frame 0, where Mode 1 and Mode 2 start
-    augment: bool = False  # apply a random physical symmetry to each pair (see `AUGMENTATIONS`)
+    augment: bool = False  # apply a random exact symmetry of the environment to each pair (`Env.augment`)
     max_horizon: int = 64
     val_per_rung: int = 32  # validation pairs per ladder rung
     memory_gb: float = 4.0  # load a split into memory when it is smaller than this
@@ -97,10 +94,10 @@ _TRAIN = {("smoke", "unet"): TrainConfig(epochs=3, pairs_per_epoch=64, batch_siz
                                         augment=True)}
 
 
-def train_config_for(env_name: str, profile: str | None = None, **overrides) -> TrainConfig:
-    "The default `TrainConfig` of `env_name` at `profile`, with `overrides` (field=value) applied."
+def train_config_for(env: Env | str, profile: str | None = None, **overrides) -> TrainConfig:
+    "The default `TrainConfig` of `env` (by its layout) at `profile`, with `overrides` (field=value) applied."
     prof = get_profile(profile)
-    cfg = _TRAIN[(prof.name, model_config_for(env_name, prof.name).kind)]
+    cfg = _TRAIN[(prof.name, model_config_for(env, prof.name).kind)]
     bad = set(overrides) - {f.name for f in dataclasses.fields(TrainConfig)}
     if bad:
         raise ValueError(f"unknown TrainConfig fields {sorted(bad)}")
@@ -169,31 +166,18 @@ class PairSource:
         yield from loader
 
 # %% ../nbs/06_train.ipynb #9de436ad
-def augment_balls(x: torch.Tensor, y: torch.Tensor,  # (B, n_balls, 9) raw inputs and targets
-                  gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    "One random symmetry of the ball box per pair, applied alike to `x` and `y`."
-    B, n, c = x.shape
-    if c != 9:
-        raise ValueError(f"ball states need 9 channels (x y z vx vy vz wx wy wz), got {c}")
-    idx = torch.argsort(torch.rand(B, n, generator=gen), dim=1)[..., None].expand(B, n, c)
-    xs, ys = x.gather(1, idx).numpy(), y.gather(1, idx).numpy()  # a random reordering of the balls
-    reflections = {g.name: g for g in ball_symmetries(n)}  # the TTA baseline's definitions
-    for name in ("mirror_x", "mirror_y", "swap_xy"):  # each with probability one half
-        pick = (torch.rand(B, generator=gen) < 0.5).numpy()
-        xs[pick], ys[pick] = reflections[name].forward(xs[pick]), reflections[name].forward(ys[pick])
-    return torch.from_numpy(xs), torch.from_numpy(ys)
-
-
-AUGMENTATIONS = {"balls": augment_balls}
-
-
-def augmenter(env: str, cfg: TrainConfig):
-    "The augmentation of `env` if `cfg.augment`, else None; an environment without one refuses `augment=True`."
+def augmenter(env: Env, cfg: TrainConfig):
+    "`(x, y, gen) -> (x, y)` applying `env.augment` to raw torch batches if `cfg.augment`, else None."
     if not cfg.augment:
         return None
-    if env not in AUGMENTATIONS:
-        raise ValueError(f"TrainConfig.augment=True, but {env!r} has no training augmentation; known: {tuple(AUGMENTATIONS)}")
-    return AUGMENTATIONS[env]
+    if len(env.symmetries()) < 2:
+        raise ValueError(f"TrainConfig.augment=True, but {type(env).__name__} declares no symmetry besides the identity "
+                         "(Env.symmetries)")
+
+    def augment(x: torch.Tensor, y: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        xs, ys = env.augment([x.numpy(), y.numpy()], lambda *shape: torch.rand(*shape, generator=gen).numpy())
+        return torch.from_numpy(np.ascontiguousarray(xs)), torch.from_numpy(np.ascontiguousarray(ys))
+    return augment
 
 # %% ../nbs/06_train.ipynb #c013
 class PairLoss(nn.Module):
@@ -215,7 +199,7 @@ class PairLoss(nn.Module):
 
 # %% ../nbs/06_train.ipynb #c016
 @torch.no_grad()
-def evaluate(model: Surrogate, source: PairSource, pairs: np.ndarray, batch_size: int = 64,
+def validate(model: Surrogate, source: PairSource, pairs: np.ndarray, batch_size: int = 64,
              device: str | torch.device = "cpu", world: tuple[int, int] = (0, 1)) -> dict:
     "Per-rung normalised MSE (`mse`), chained MSE (`chain`) and step-doubling discrepancy (`sd`) on `pairs`."
     model.eval()
@@ -245,12 +229,6 @@ def evaluate(model: Surrogate, source: PairSource, pairs: np.ndarray, batch_size
     return out
 
 # %% ../nbs/06_train.ipynb #c018
-def ckpt_dir(env: str, profile: str | None = None, seed: int = 0, root: str | Path | None = None,
-             run: str | None = None) -> Path:
-    "`<root>/<profile>/<env>/ckpt/<run>` (run defaults to `seed<seed>`); root defaults to the project's data/."
-    return store_path(env, profile, "train", root).parent / "ckpt" / (run or f"seed{seed}")
-
-
 def param_stats(params: torch.Tensor) -> tuple[list[float], list[float]]:
     "Per-parameter mean and std over the train trajectories."
     p = params.double()
@@ -295,7 +273,7 @@ def _check_resume(meta: dict, cfg: TrainConfig, identity: dict, folder: Path) ->
                          "pass resume=False (--no-resume) to start again, or another seed/run name")
 
 # %% ../nbs/06_train.ipynb #c022
-def train(env: str,  # environment name
+def train(env: str | Env,  # registered name, import path `module:Class`, or an `Env` instance
           profile: str | None = None,  # None reads $HYBRID_NBS_PROFILE
           seed: int = 0,  # model initialisation and pair sampling
           root: str | Path | None = None,  # data folder holding <profile>/<env>/; default the project's data/
@@ -305,10 +283,9 @@ def train(env: str,  # environment name
           stop_after: int | None = None,  # stop after this many epochs in this call (an interruption, for tests)
           threads: int | None = None,  # torch threads per process; default cores / local ranks (<= the profile's)
           progress: bool = True) -> dict:  # tqdm bar on rank 0
-    "Train (or resume) the surrogate of `env`; checkpoints in `ckpt_dir(...)`; returns a summary dict."
-    if env not in ENV_NAMES:
-        raise ValueError(f"Unknown environment {env!r}; choose one of {ENV_NAMES}")
+    "Train (or resume) the surrogate of `env`; checkpoints in `paths.ckpt_dir(...)`; returns a summary dict."
     prof = get_profile(profile)
+    env = validate_env(env, prof)
     cfg = config or train_config_for(env, prof.name)
     rank, world, local_world, created = _distributed()
     try:
@@ -329,10 +306,10 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     val = PairSource(store_path(env, prof, "val", root), cfg.memory_gb)
     norm = load_norm(env, prof, root)
     if norm.get("solver_hash") != src.identity["solver_hash"]:
-        raise ValueError(f"norm.json of {env}/{prof.name} belongs to other data; rebuild the card (hnwm data)")
+        raise ValueError(f"norm.json of {env.name}/{prof.name} belongs to other data; rebuild the card (hnwm data)")
     arch = model_config_for(env, prof.name)
     pm, ps = param_stats(src.params)
-    model = build_model(arch, env=make_env(env, prof), state_mean=norm["state_mean"], state_std=norm["state_std"],
+    model = build_model(arch, env=env, state_mean=norm["state_mean"], state_std=norm["state_std"],
                         param_mean=pm, param_std=ps, seed=seed)
     model = model.to(device)
     if model.grid:
@@ -354,7 +331,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     steps = cfg.pairs_per_epoch // cfg.batch_size
     total, local_b = cfg.epochs * steps, cfg.batch_size // world
     vpairs = rung_pairs(val.n_traj, val.n_frames, cfg.val_per_rung, seed, cfg.max_horizon, cfg.initial_frac)
-    meta_fixed = dict(env=env, profile=prof.name, seed=seed, run=folder.name, train_config=cfg.to_dict(),
+    meta_fixed = dict(env=env.name, env_path=model.config.env_path, profile=prof.name, seed=seed, run=folder.name, train_config=cfg.to_dict(),
                       dataset=src.identity, world_size=world, threads=torch.get_num_threads(),
                       torch=torch.__version__, steps_per_epoch=steps)
     from tqdm.auto import tqdm
@@ -367,7 +344,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
         mine = pairs.reshape(steps, world, local_b, 3)[:, rank].reshape(-1, 3)
         sums = torch.zeros(3, dtype=torch.float64)  # direct, chain, batches
         gen = torch.Generator().manual_seed(int(make_rng(seed, "augment", epoch, rank).integers(2 ** 62)))
-        bar = tqdm(src.batches(mine, local_b, cfg.workers), total=steps, desc=f"{env} epoch {epoch + 1}/{cfg.epochs}",
+        bar = tqdm(src.batches(mine, local_b, cfg.workers), total=steps, desc=f"{env.name} epoch {epoch + 1}/{cfg.epochs}",
                    disable=not progress or rank != 0, leave=False)
         for x, y, h, p in bar:
             lr = lr_at(state["step"], total, cfg)
@@ -391,7 +368,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
         bar.close()
         if world > 1:
             torch.distributed.all_reduce(sums)
-        v = evaluate(model, val, vpairs, device=device, world=(rank, world))
+        v = validate(model, val, vpairs, device=device, world=(rank, world))
         state["epoch"], done_here = epoch + 1, done_here + 1
         state["seconds"] += time.perf_counter() - t0
         rec = dict(epoch=epoch + 1, step=state["step"], train_mse=float(sums[0] / sums[2]),
@@ -407,54 +384,12 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
             if better:
                 save_checkpoint(folder / "best", model, meta)
             if progress:
-                print(f"{env} epoch {epoch + 1}/{cfg.epochs}: train {rec['train_mse']:.4g} (chain "
+                print(f"{env.name} epoch {epoch + 1}/{cfg.epochs}: train {rec['train_mse']:.4g} (chain "
                       f"{rec['train_chain']:.4g}), val {v['mean_mse']:.4g}, {time.perf_counter() - t0:.1f} s", flush=True)
         if world > 1:
             torch.distributed.barrier()  # nobody reads `last` before rank 0 has written it
-    return dict(env=env, profile=prof.name, seed=seed, ckpt=str(folder), epochs=state["epoch"],
+    return dict(env=env.name, profile=prof.name, seed=seed, ckpt=str(folder), epochs=state["epoch"],
                 complete=state["epoch"] >= cfg.epochs, step=state["step"], best_val=state["best_val"],
                 best_epoch=state["best_epoch"], val=state["history"][-1]["val"] if state["history"] else None,
                 train_seconds=round(state["seconds"], 2), wall_seconds=round(time.perf_counter() - t_start, 2),
                 world_size=world, history=state["history"])
-
-# %% ../nbs/06_train.ipynb #c028
-def train_main(env: str,  # environment name, or "all"
-               profile: str | None = None,
-               seed: int = 0,
-               root: str | Path | None = None,  # data folder; default the project's data/
-               resume: bool = True,
-               epochs: int | None = None,  # override the profile's epochs
-               threads: int | None = None,
-               progress: bool = True,
-               **overrides) -> dict:  # further TrainConfig fields
-    "The `hnwm train` command: train (or resume) the surrogate of `env` (or of every environment)."
-    names = ENV_NAMES if env == "all" else (env,)
-    out = {}
-    for name in names:
-        cfg = train_config_for(name, profile, **({"epochs": epochs} if epochs else {}), **overrides)
-        out[name] = train(name, profile, seed, root, resume, cfg, threads=threads, progress=progress)
-    return out if env == "all" else out[env]
-
-
-def main(argv: list[str] | None = None) -> int:
-    "`python -m hybrid_nbs.train --env X --profile P [--seed S]` (also under torchrun)."
-    ap = argparse.ArgumentParser(prog="python -m hybrid_nbs.train", description=train_main.__doc__)
-    ap.add_argument("--env", required=True, choices=(*ENV_NAMES, "all"))
-    ap.add_argument("--profile", default=None)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--root", default=None, help="data folder holding <profile>/<env>/ (default: data/)")
-    ap.add_argument("--epochs", type=int, default=None)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--no-resume", action="store_true")
-    ap.add_argument("--no-progress", action="store_true")
-    a = ap.parse_args(argv)
-    res = train_main(a.env, a.profile, a.seed, a.root, not a.no_resume, a.epochs, a.threads, not a.no_progress)
-    if int(os.environ.get("RANK", "0")) == 0:
-        for r in (res.values() if a.env == "all" else [res]):
-            print(f"{r['env']}: {r['epochs']} epochs, best val {r['best_val']:.4g} (epoch {r['best_epoch']}), "
-                  f"{r['train_seconds']} s training, checkpoint {r['ckpt']}")
-    return 0
-
-
-if __name__ == "__main__" and getattr(globals().get("__spec__"), "name", None) == "hybrid_nbs.train":  # not the notebook
-    sys.exit(main())

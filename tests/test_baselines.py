@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from hybrid_nbs.baselines import (check_batch, contact_time, ensemble_map, gradient_map, params_from_vector, richardson_map,
-                                  split_pairs, step_doubling_map, symmetries, train_ensemble, tta_map)
+from hybrid_nbs.baselines import (check_batch, contact_time, ensemble_map, gradient_map, richardson_map, split_pairs,
+                                  step_doubling_map, tta_map)
+from hybrid_nbs.pipeline import train_ensemble
 from hybrid_nbs.baselines_fit import (BASELINES, ConformalCalibration, calibrate_conformal, conformal_map,
                                       conformal_quantile, error_head_for, error_head_map, fit_conformal, fit_error_head,
                                       load_error_head, run_baseline, save_error_head, smoke_check, smoke_resources,
@@ -43,7 +44,7 @@ def test_known_zeros(resources, env_name):
     x, p, T = r["states"], r["params"], r["horizon"]
     # untrained surrogates are the identity whatever their seed: no spread, no symmetry breaking, no self-inconsistency
     assert ensemble_map(r["models"], x, p, T).error_map.max() < 1e-12
-    assert tta_map(r["model"], x, p, T).error_map.max() < 1e-5  # float32 rounding of sign flips
+    assert tta_map(r["model"], x, p, T, env=r["env"]).error_map.max() < 1e-5  # float32 rounding of sign flips
     assert step_doubling_map(r["model"], x, p, T).error_map.max() == 0.0
     # members that differ do disagree
     m1, m2 = (_perturbed(build_model(r["model"].config, seed=s), s) for s in (1, 2))
@@ -56,8 +57,8 @@ def test_symmetries_commute_with_solvers(resources):
     for env_name in ("euler", "balls"):
         r = resources[env_name]
         env, x = r["env"], r["states"][:1]
-        q = params_from_vector(env, r["params"][0])
-        for g in symmetries(r["model"]):
+        q = env.params_from_vector(r["params"][0])
+        for g in env.symmetries():
             np.testing.assert_array_equal(g.inverse(g.forward(x)), x)
             np.testing.assert_allclose(g.inverse(env.advance(g.forward(x)[0], q, 3)[None]), env.advance(x[0], q, 3)[None],
                                        atol=1e-9 * np.abs(x).max())
@@ -146,8 +147,8 @@ def test_bad_inputs(resources):
 def test_end_to_end_smoke_data(tmp_path):
     """Smoke data, a two-member ensemble, an error head on held-out train rows, conformal on val, all on test."""
     from hybrid_nbs.checkpoint import load_model
-    from hybrid_nbs.data import data_main
-    from hybrid_nbs.train import ckpt_dir
+    from hybrid_nbs.pipeline import data_main
+    from hybrid_nbs.paths import ckpt_dir
     data_main("euler", "smoke", "all", root=tmp_path, workers=0, progress=False)
     members = train_ensemble("euler", "smoke", k=2, root=tmp_path, threads=1)
     model, meta = load_model(ckpt_dir("euler", "smoke", 0, tmp_path) / "best", env="euler", profile="smoke")

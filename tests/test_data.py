@@ -9,7 +9,9 @@ import torch
 
 from hybrid_nbs.card import load_norm, write_card
 from hybrid_nbs.core import SPLITS
-from hybrid_nbs.data import build_dataset, data_main, open_store, read_trajectory, store_path
+from hybrid_nbs.data import build_dataset, open_store, read_trajectory
+from hybrid_nbs.pipeline import data_main
+from hybrid_nbs.paths import store_path
 from hybrid_nbs.dataset import PairDataset
 from hybrid_nbs.envs import make_env
 from hybrid_nbs.envs.balls import Balls

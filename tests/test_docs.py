@@ -1,13 +1,21 @@
-"The docs site: built from the smoke profile with smalldocs, then every page opened in headless Chromium."
+"""The docs site: built from the smoke profile with smalldocs, then every page opened in headless Chromium.
+
+The renderer and its check are development tools of the checkout (`tools/docs.py`, `tools/docs_check.py`), not modules
+of the package; they import one another by name, so `tools/` goes on `sys.path` as it does when they run as scripts.
+"""
 import json
 import shutil
+import sys
+from pathlib import Path, PurePosixPath
 
 import pytest
+import yaml
 
-from hybrid_nbs import docs, docs_check
-from hybrid_nbs.core import project_root
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
 
-ROOT = project_root()
+import docs  # noqa: E402  tools/docs.py
+import docs_check  # noqa: E402  tools/docs_check.py
 
 
 def _chromium():
@@ -74,7 +82,7 @@ def test_check_catches_a_broken_link(site, tmp_path):
 
 
 def test_missing_chromium_says_how_to_install(monkeypatch):
-    monkeypatch.setattr(docs.shutil, "which", lambda name: None)
+    monkeypatch.setattr(docs_check.shutil, "which", lambda name: None)
     with pytest.raises(RuntimeError, match="apt-get install -y chromium"):
         docs_check.check_docs(ROOT)
 
@@ -92,3 +100,98 @@ def test_bad_arguments(tmp_path):
         docs.build_docs(ROOT, profile="huge")
     with pytest.raises(ValueError, match="n_workers"):
         docs.build_docs(ROOT, n_workers=0)
+
+
+def test_tools_are_not_in_the_package():
+    "The docs tools load from the checkout's tools/, and the package has no `docs` or `docs_check` module."
+    assert Path(docs.__file__).resolve() == ROOT / "tools" / "docs.py"
+    assert Path(docs_check.__file__).resolve() == ROOT / "tools" / "docs_check.py"
+    import importlib.util
+    assert importlib.util.find_spec("hybrid_nbs.docs") is None and importlib.util.find_spec("hybrid_nbs.docs_check") is None
+
+
+# The lessons of the former docs notebooks: pages, navigation, page fix-ups, the DOM reader, local URLs, a tiny site.
+
+def test_docs_notebooks_index_first_hidden_folders_left_out(tmp_path):
+    for name in ["index.ipynb", "02_b.ipynb", "00_a.ipynb", "experiments/x.ipynb", "_proc/00_a.ipynb", ".ipynb_checkpoints/y.ipynb"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("{}")
+    assert [str(p) for p in docs.docs_notebooks(tmp_path)] == ["index.ipynb", "00_a.ipynb", "02_b.ipynb", "experiments/x.ipynb"]
+    (tmp_path / "index.ipynb").unlink()
+    with pytest.raises(FileNotFoundError, match="index.ipynb is missing"):
+        docs.docs_notebooks(tmp_path)
+
+
+def test_page_names_are_nbdevs():
+    from nbdev.config import nbpath2html
+    for nb in ["00_core.ipynb", "02a_euler_validation.ipynb", "index.ipynb", "experiments/01_ladder.ipynb"]:
+        assert docs.page_name(nb).with_suffix(".html") == PurePosixPath(nbpath2html(nb).as_posix())
+
+
+PAGES = {PurePosixPath("index.ipynb"): PurePosixPath("index.ipynb"), PurePosixPath("00_core.ipynb"): PurePosixPath("core.ipynb"),
+         PurePosixPath("02_euler.ipynb"): PurePosixPath("euler.ipynb")}
+
+
+def test_navigation_names_pages():
+    side = yaml.safe_load("""
+contents:
+  - index.ipynb
+  - "[0-9]*.ipynb"
+  - section: Experiments
+    contents: "experiments/*.ipynb"
+  - text: Core
+    href: 00_core.ipynb
+""")
+    mapped = docs.map_entries(side, PAGES)
+    assert mapped["contents"] == ["index.ipynb", "core.ipynb", "euler.ipynb", {"text": "Core", "href": "core.ipynb"}]
+
+
+def test_fix_page_front_matter_links_and_sources():
+    nb = {"cells": [
+        {"cell_type": "raw", "metadata": {}, "source": "---\ntitle: euler\noutput-file: euler.html\n---\n"},
+        {"cell_type": "markdown", "metadata": {}, "source": "See [core](../00_core.ipynb#env) and [the code](/blob/main/hybrid_nbs/core.py#L5)."},
+        {"cell_type": "code", "metadata": {}, "source": "", "outputs": [{"output_type": "display_data", "data": {"image/png": "iVBOR"}}]}]}
+    fixed, srcs = docs.fix_page(nb, PurePosixPath("experiments/ladder.ipynb"), PAGES)
+    assert fixed["cells"][0]["source"] == "---\ntitle: euler\n---\n"
+    assert fixed["cells"][1]["source"] == "See [core](../core.ipynb#env) and [the code](../source/hybrid_nbs/core.py#L5)."
+    assert (srcs, docs.count_images(fixed)) == ({"hybrid_nbs/core.py"}, 1)
+
+
+def test_page_dom_and_local_targets(tmp_path):
+    dom = docs_check.PageDom('<html><head><title>core – hybrid_nbs</title></head><body><main id="c"><h2 id="env">Env</h2>'
+                             '<img src="data:image/png;base64,iVBOR"><a href="euler.html#sod">x</a></main><a href="https://x.org">y</a></body></html>')
+    assert (dom.title, dom.ids, dom.images, len(dom.urls)) == ("core – hybrid_nbs", {"c", "env"}, ["data:image/png;base64,iVBOR"], 3)
+    (tmp_path / "experiments").mkdir()
+    (tmp_path / "index.html").write_text("")
+    lt = docs_check.local_target
+    assert lt(tmp_path, "http://127.0.0.1:8000/experiments/a.html", "../index.html#top") == (tmp_path / "index.html", "top")
+    assert lt(tmp_path, "http://127.0.0.1:8000/index.html", "experiments/") == (tmp_path / "experiments/index.html", "")
+    assert lt(tmp_path, "http://127.0.0.1:8000/index.html", "https://numpy.org") is None
+    assert lt(tmp_path, "http://127.0.0.1:8000/index.html", "data:image/png;base64,AAAA") is None
+
+
+def _cell(kind, src):
+    return {"cell_type": kind, "metadata": {}, "source": src, **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+
+
+def test_a_tiny_site_end_to_end(tmp_path):
+    "One notebook with a hidden cell, a figure, a link to itself and a `#| slow` cell the smoke build skips."
+    proj = tmp_path / "tiny"
+    (proj / "nbs").mkdir(parents=True)
+    (proj / "pyproject.toml").write_text('[project]\nname = "tiny"\n\n[tool.nbdev]\nlib_path = "tiny"\ntst_flags = "slow"\n')
+    (proj / "nbs/_quarto.yml").write_text("project:\n  type: website\nwebsite:\n  title: tiny\n  sidebar:\n    contents:\n      - index.ipynb\n")
+    (proj / "nbs/index.ipynb").write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        _cell("markdown", "# tiny\n\n> A page with a figure."),
+        _cell("markdown", "A link to [the home page](index.ipynb)."),
+        _cell("code", "#| hide\nimport matplotlib.pyplot as plt"),
+        _cell("code", "plt.plot([0, 1], [1, 0]);"),
+        _cell("code", "#| slow\nprint('slow ' + 'cell ran')")]}))
+    built = docs.build_docs(proj, quiet=True)
+    man = json.loads((built / docs.MANIFEST).read_text())
+    assert [(p["page"], p["title"], p["images"]) for p in man["pages"]] == [("index.html", "tiny", 1)]
+    assert "slow cell ran" not in (built / "index.html").read_text()
+    if _chromium() is not None:
+        assert docs_check.check_docs(built)["pages"]["index.html"]["images"] >= 1
+        (built / "index.html").write_text((built / "index.html").read_text().replace('href="index.html"', 'href="gone.html"', 1))
+        with pytest.raises(docs_check.DocsCheckError, match="broken local link 'gone.html'"):
+            docs_check.check_docs(built)

@@ -1,4 +1,5 @@
-"""The committed package, notebooks and README are exactly what nbdev-export, nbdev-clean and `hnwm readme` produce."""
+"""The committed package, notebooks and README are exactly what nbdev-export, nbdev-clean and `hnwm readme`
+(tools/readme.py) produce."""
 import shutil
 import subprocess
 import sys
@@ -36,5 +37,9 @@ def test_export_and_clean_change_nothing(tmp_path):
 
 
 def test_readme_is_current():
-    from hybrid_nbs.cli import render_readme
-    assert (ROOT / "README.md").read_text() == render_readme(ROOT / "nbs" / "index.ipynb"), "run `hnwm readme`"
+    "README.md is what the development tool tools/readme.py renders from nbs/index.ipynb."
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("readme", ROOT / "tools" / "readme.py")
+    readme = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(readme)
+    assert (ROOT / "README.md").read_text() == readme.render_readme(ROOT / "nbs" / "index.ipynb"), "run `hnwm readme`"

@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 from numba import njit
 
-from ..core import Env, check_array, check_positive, check_split
+from ..core import IDENTITY, Env, Symmetry, check_array, check_positive, check_split
 
 # %% auto #0
 __all__ = ['X', 'Y', 'Z', 'VX', 'VY', 'VZ', 'WX', 'WY', 'WZ', 'HALF', 'REST_SPEED', 'ELASTIC_SPEED', 'MAX_EVENTS_PER_FRAME',
@@ -448,3 +448,61 @@ class Balls(Env):
     def param_vector(self, params: Params) -> np.ndarray:
         p = self._check_params(params)
         return np.array([p.restitution, p.gravity], dtype=np.float32)
+
+    # -- optional capabilities of the Env contract ----------------------------------------------------------
+    def symmetries(self) -> list[Symmetry]:
+        "Mirrors in x and y and the x-y swap (spins are axial vectors), and two reorderings of the identical balls."
+        n = self.n_balls
+        cyc, rev = np.roll(np.arange(n), 1), np.arange(n)[::-1]
+        return [IDENTITY, Symmetry("mirror_x", _mirror_x, _mirror_x), Symmetry("mirror_y", _mirror_y, _mirror_y),
+                Symmetry("swap_xy", _swap_xy, _swap_xy),
+                Symmetry("cycle_balls", lambda s: s[:, cyc], lambda s: s[:, np.argsort(cyc)]),
+                Symmetry("reverse_balls", lambda s: s[:, rev], lambda s: s[:, rev])]
+
+    def augment(self, arrays, uniform):
+        "A uniformly random reordering of the balls, then each of the mirrors and the x-y swap with probability 1/2."
+        B, n, c = arrays[0].shape
+        order = np.argsort(uniform(B, n), axis=1, kind="stable")[..., None]
+        out = [np.take_along_axis(np.asarray(a), np.broadcast_to(order, (B, n, c)), axis=1) for a in arrays]
+        for f in (_mirror_x, _mirror_y, _swap_xy):
+            pick = uniform(B) < 0.5
+            for o in out:
+                o[pick] = f(o[pick])
+        return out
+
+    def timestep_pair(self, params):
+        "None: the event-driven solver is exact, so a Richardson estimate of its time error is undefined."
+        return None
+
+    def peer_cost_ratio(self, rows):
+        "MuJoCo's (default settings) frames per second over ours on the training distribution, from `bench_balls.csv`."
+        got = []
+        for r in rows:
+            if r.get("solver", "").startswith("MuJoCo") and "default" in r["solver"] and r.get("case") == "train":
+                try:
+                    got.append((float(r["speedup"]), r["solver"]))
+                except (TypeError, ValueError):
+                    continue
+        got = [g for g in got if np.isfinite(g[0]) and g[0] > 0]
+        if not got:
+            return None
+        ratio, peer = min(got)
+        return dict(peer=peer, ratio=ratio, basis="frames per second on the training distribution")
+
+
+def _signs(s: np.ndarray, channels) -> np.ndarray:
+    s = np.array(s, copy=True)
+    s[..., list(channels)] *= -1
+    return s
+
+
+def _mirror_x(s):  # x -> -x: position and velocity x flip; the spin, an axial vector, flips in y and z
+    return _signs(s, (X, VX, WY, WZ))
+
+
+def _mirror_y(s):
+    return _signs(s, (Y, VY, WX, WZ))
+
+
+def _swap_xy(s):  # x <-> y is a reflection too: the spin swaps its x and y parts and all three change sign
+    return _signs(s[..., [Y, X, Z, VY, VX, VZ, WY, WX, WZ]], (WX, WY, WZ))

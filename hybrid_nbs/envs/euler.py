@@ -12,7 +12,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ..core import Env, check_array, check_positive, check_split, make_rng
+from ..core import Env, check_array, check_positive, check_split, dihedral_symmetries, make_rng
 
 # %% auto #0
 __all__ = ['RHO', 'MOM_X', 'MOM_Y', 'ENERGY', 'LIMITERS', 'RIEMANN_CONFIGS', 'SEDOV_RADIUS', 'SEDOV_PRESSURE', 'SEDOV_SHARE',
@@ -351,3 +351,42 @@ class Euler(Env):
 
     def param_vector(self, params):
         return np.array([params.gamma], dtype=np.float32)
+
+    # -- optional capabilities of the Env contract ----------------------------------------------------------
+    def family(self, params, state) -> str:
+        "'sedov' (uniform gas at rest with a hot disc) or 'riemann<k>', the nearest Lax-Liu configuration k."
+        rho, u, v, p = to_primitive(np.asarray(state, np.float64), params.gamma)
+        if np.ptp(rho) == 0 and not u.any() and not v.any():
+            return "sedov"
+        corners = [(-1, -1), (-1, 0), (0, 0), (0, -1)]  # quadrants 1..4: upper right, upper left, lower left, lower right
+        got = np.array([[np.log(rho[c]), u[c], v[c], np.log(p[c])] for c in corners])
+
+        def distance(k):
+            want = np.array([[np.log(r), a, b, np.log(q)] for r, a, b, q in RIEMANN_CONFIGS[k][0]])
+            return np.abs(got - want).max()
+        return f"riemann{min(RIEMANN_CONFIGS, key=distance)}"
+
+    def symmetries(self):
+        "The 8 maps of the square (momenta turn with the grid); exact for both boundary conditions."
+        return dihedral_symmetries([(MOM_X, MOM_Y)])
+
+    def coarsened(self, factor: int) -> Euler:
+        "The same solver on an `n / factor` grid over the same square."
+        check_positive(factor, "factor", integer=True)
+        if self.n % factor:
+            raise ValueError(f"n={self.n} is not divisible by the coarsening factor {factor}")
+        return self.with_settings(n=self.n // factor)
+
+    def timestep_pair(self, params):
+        "This solver and the same one at half the CFL number (half the time step)."
+        return self, self.with_settings(cfl=self.cfl / 2)
+
+    def peer_cost_ratio(self, rows):
+        "PyClaw's CPU time over ours to the same end time (Lax-Liu configuration 3), from `bench_euler.csv` rows."
+        got = [(float(r["time_ratio"]), f"{r['solver']} at n = {r['n']}") for r in rows
+               if r.get("solver", "").startswith("PyClaw") and r.get("threads") == "1"]
+        got = [g for g in got if math.isfinite(g[0]) and g[0] > 0]
+        if not got:
+            return None
+        ratio, peer = min(got)  # the peer's best showing
+        return dict(peer=peer, ratio=ratio, basis="CPU seconds to the same end time, Lax-Liu configuration 3")

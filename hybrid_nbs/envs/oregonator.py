@@ -13,7 +13,8 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from ..core import Env, check_array, check_positive, check_split
+from ..core import (Env, check_array, check_positive, check_split, dihedral_symmetries, equal_error_cost,
+                             translation_symmetries)
 
 # %% auto #0
 __all__ = ['OregonatorParams', 'laplacian_symbol', 'heat_kernel', 'Oregonator', 'reference_solution']
@@ -210,6 +211,7 @@ class Oregonator(Env):
     ic_families: ClassVar[tuple[str, ...]] = _IC_FAMILIES
     burn_in: ClassVar[float] = 1.0  # time units of burn-in for the random family
     bounds: ClassVar[tuple[float, float]] = (-1e-3, 1.5)  # accepted range of u and v (physical: [0, 1])
+    periodic: ClassVar[bool] = True
 
     def __init__(self, n: int = 256, L: float = 100.0, frame_dt: float = 0.05,
                  steps_per_frame: int = 4):  # Strang steps per frame (accuracy, not stability)
@@ -269,6 +271,46 @@ class Oregonator(Env):
         out = np.array(state, dtype=np.float64, order="C")  # a copy; the kernel works in place
         _advance_kernel(out[self.U], out[self.V], n_frames, K, h, *self._taps(p.D, h), p.f, p.eps, p.q)
         return out
+
+    # -- optional capabilities of the Env contract ----------------------------------------------------------
+    def family(self, params: OregonatorParams, state: np.ndarray) -> str:
+        "'target' (v untouched at rest), 'spiral' (most of u exactly at rest) or 'random' (a burnt-in field)."
+        us = self._check_params(params).rest_state()
+        if (state[self.V] == us).all():
+            return "target"
+        return "spiral" if (np.abs(state[self.U] - us) < 1e-6).mean() > 0.25 else "random"
+
+    def symmetries(self):
+        "The 8 maps of the square and the periodic shifts by one cell: the reaction is local, the diffusion isotropic."
+        return dihedral_symmetries() + translation_symmetries(1)
+
+    def coarsened(self, factor: int) -> Oregonator:
+        "The same solver on an `n / factor` grid over the same box (the same time steps)."
+        check_positive(factor, "factor", integer=True)
+        if self.n % factor:
+            raise ValueError(f"n={self.n} is not divisible by the coarsening factor {factor}")
+        return self.with_settings(n=self.n // factor)
+
+    def timestep_pair(self, params: OregonatorParams):
+        "This solver at its steps per frame for `params`, and at twice as many."
+        k = self.n_steps(self._check_params(params))
+        return self.with_settings(steps_per_frame=k), self.with_settings(steps_per_frame=2 * k)
+
+    def peer_cost_ratio(self, rows):
+        "py-pde's CPU seconds per frame over ours at equal max error, from `bench_oregonator.csv` rows."
+        num = lambda v: float(v) if v not in (None, "") else math.nan  # noqa: E731
+        ours = [(num(r["max_err"]), num(r["cpu_s_per_frame"])) for r in rows if r.get("solver", "").startswith("ours")]
+        got = []
+        for r in rows if ours else []:
+            if r.get("solver", "").startswith("py-pde"):
+                eq = equal_error_cost(ours, num(r["max_err"]))
+                if eq is not None and math.isfinite(num(r["cpu_s_per_frame"])):
+                    got.append((num(r["cpu_s_per_frame"]) / eq[0], r["solver"]))
+        got = [g for g in got if math.isfinite(g[0]) and g[0] > 0]
+        if not got:
+            return None
+        ratio, peer = min(got)
+        return dict(peer=peer, ratio=ratio, basis="CPU seconds per frame at equal max error")
 
     def ic_family(self, rng: np.random.Generator) -> str:
         "Draw the initial-condition family (50% spiral, 30% target, 20% random); `initial_state` draws it first."
