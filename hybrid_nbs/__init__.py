@@ -9,17 +9,18 @@ __all__ = ['API']
 API = {  # public name -> the module (under hybrid_nbs) that defines it
     # the contract, profiles and environments
     "Env": "core", "PROFILES": "core", "get_profile": "core", "make_rng": "core", "set_threads": "core",
-    "check_env": "core", "make_env": "envs",
+    "check_env": "core", "Symmetry": "core", "make_env": "envs", "env_class": "envs", "ENV_NAMES": "envs",
     # data, model, training
-    "data_main": "data", "build_dataset": "data", "open_store": "data", "PairDataset": "dataset",
+    "data_main": "pipeline", "build_dataset": "data", "open_store": "data", "PairDataset": "dataset",
     "Surrogate": "model", "build_model": "model", "model_config_for": "model", "MODELS": "model",
     "load_model": "checkpoint", "save_checkpoint": "checkpoint",
-    "TrainConfig": "train", "train_config_for": "train", "train_main": "train", "ckpt_dir": "train",
+    "TrainConfig": "train", "train_config_for": "train", "train_main": "pipeline", "ckpt_dir": "paths",
+    "store_path": "paths", "train_ensemble": "pipeline", "load_ensemble": "pipeline",
     # the error map, its rivals and the metrics
-    "step_doubling": "errormap", "BASELINES": "baselines_fit", "run_baseline": "baselines_fit",
+    "step_doubling": "errormap", "Uncertainty": "errormap", "BASELINES": "baselines_fit", "run_baseline": "baselines_fit",
     "summarise": "metrics_ci", "bootstrap_ci": "metrics_ci",
     # Mode 1 / Mode 2 and the held-out evaluation
-    "HybridSimulator": "hybrid", "load_split": "evaluate", "evaluate_env": "evaluate", "evaluate_main": "evaluate",
+    "HybridSimulator": "hybrid", "load_split": "evaluate", "evaluate_env": "evaluate", "evaluate_main": "pipeline",
 }
 
 

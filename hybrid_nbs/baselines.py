@@ -94,12 +94,10 @@ def _inf_where(m: np.ndarray, bad: np.ndarray) -> np.ndarray:
 def step_doubling_map(model, states: np.ndarray, params, horizon: float, batch_size: int = 32,
                       top_fraction: float = 0.01,
                       splits: Sequence[float] = (0.5,)) -> Uncertainty:  # several fractions: the multi-split map
-    "`errormap.step_doubling` as an `Uncertainty` (one split a = 1/2 unless `splits` says otherwise)."
+    "`errormap.step_doubling` after the baselines' batch checks (one split a = 1/2 unless `splits` says otherwise)."
     _check_model(model)
     x, p, T = check_batch(model.config.state_shape, len(model.config.param_mean), states, params, horizon)
-    sd = step_doubling(model, x, p, T, splits=splits, batch_size=batch_size, top_fraction=top_fraction)
-    name = "step_doubling" if sd.splits == (0.5,) else "step_doubling_multi"
-    return Uncertainty(name, sd.prediction, sd.error_map, sd.score_mean, sd.score_top, sd.units, dict(splits=sd.splits))
+    return step_doubling(model, x, p, T, splits=splits, batch_size=batch_size, top_fraction=top_fraction)
 
 # %% ../nbs/08_baselines.ipynb #c014
 def split_pairs(env: str,  # environment name

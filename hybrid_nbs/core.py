@@ -35,15 +35,11 @@ def _frozen(d: Mapping) -> MappingProxyType:
 class Profile:
     "Sizes of everything that scales with the compute budget."
     name: str  # smoke, laptop or paper
-    env_kwargs: Mapping[str, Mapping[str, Any]]  # constructor arguments per registered environment (by name)
-    n_frames: Mapping[str, int]  # frames stored per trajectory, per registered environment (the ladder needs >= 65)
     split_sizes: Mapping[str, int]  # trajectories per split
     threads: int  # threads per process for solvers and torch
-    default_frames: int = 81  # frames per trajectory for an environment the profile does not name
+    default_frames: int  # frames per trajectory unless an environment says otherwise (the ladder to 64 needs >= 65)
 
     def __post_init__(self):
-        object.__setattr__(self, "env_kwargs", _frozen(self.env_kwargs))
-        object.__setattr__(self, "n_frames", _frozen(self.n_frames))
         object.__setattr__(self, "split_sizes", _frozen(self.split_sizes))
         if set(self.split_sizes) != set(SPLITS):
             raise ValueError(f"Profile {self.name!r}: split_sizes must name exactly {SPLITS}, got {tuple(self.split_sizes)}")
@@ -52,20 +48,14 @@ class Profile:
 PROFILES = MappingProxyType({
     "smoke": Profile(
         "smoke",
-        env_kwargs={"oregonator": dict(n=32, L=12.5), "euler": dict(n=32), "balls": dict(n_balls=3)},
-        n_frames={"oregonator": 17, "euler": 17, "balls": 17},
         split_sizes=dict(train=4, val=2, test=2, ood_near=2, ood_far=2),
         threads=2, default_frames=17),
     "laptop": Profile(
         "laptop",
-        env_kwargs={"oregonator": dict(n=64, L=25.0), "euler": dict(n=64), "balls": dict(n_balls=6)},
-        n_frames={"oregonator": 81, "euler": 81, "balls": 81},
         split_sizes=dict(train=96, val=16, test=32, ood_near=16, ood_far=16),
-        threads=2),
+        threads=2, default_frames=81),
     "paper": Profile(
         "paper",
-        env_kwargs={"oregonator": dict(n=256, L=100.0), "euler": dict(n=128), "balls": dict(n_balls=6)},
-        n_frames={"oregonator": 201, "euler": 100, "balls": 101},
         split_sizes=dict(train=800, val=100, test=200, ood_near=100, ood_far=100),
         threads=8, default_frames=101),
 })
@@ -363,14 +353,17 @@ class Env(abc.ABC):
         "{peer, ratio, basis}: the best peer solver's cost over ours, read from this env's benchmark table `rows`."
         return None
 
+    profile_sizes: ClassVar[Mapping[str, Mapping[str, Any]]] = {}  # profile name -> constructor arguments
+    profile_n_frames: ClassVar[Mapping[str, int]] = {}  # profile name -> frames per trajectory, where not the default
+
     @classmethod
     def profile_kwargs(cls, profile: Profile) -> dict:
-        "Constructor arguments at `profile`'s size (the profile's entry for this name, else the constructor defaults)."
-        return dict(profile.env_kwargs.get(cls.name, {}))
+        "Constructor arguments at `profile`'s size (`profile_sizes`, else the constructor defaults)."
+        return dict(cls.profile_sizes.get(profile.name, {}))
 
     def profile_frames(self, profile: Profile) -> int:
-        "Frames stored per trajectory at `profile` (the profile's entry for this name, else its default)."
-        return int(profile.n_frames.get(self.name, profile.default_frames))
+        "Frames stored per trajectory at `profile` (`profile_n_frames`, else the profile's default)."
+        return int(self.profile_n_frames.get(profile.name, profile.default_frames))
 
     def __repr__(self):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.config().items())})"

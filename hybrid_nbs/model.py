@@ -272,13 +272,11 @@ def model_config_for(env: Env | str,  # an environment, or its registered name /
     return MODELS[f"{'unet' if env.layout == 'grid' else 'mlp'}-{prof.name}"]
 
 
-def _fields(cls, d: Mapping, what: str) -> dict:
+def _fields(cls, d: Mapping, what: str, optional: tuple = ()) -> dict:  # keys that older files may lack
     if not isinstance(d, Mapping):
         raise ValueError(f"{what} must be a mapping, got {type(d).__name__}")
     names = {f.name for f in dataclasses.fields(cls)}
-    required = {f.name for f in dataclasses.fields(cls)
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING}
-    unknown, missing = set(d) - names, required - set(d)
+    unknown, missing = set(d) - names, names - set(d) - set(optional)
     if unknown or missing:
         raise ValueError(f"{what}: unknown keys {sorted(unknown)}, missing keys {sorted(missing)}")
     return dict(d)
@@ -327,7 +325,7 @@ class SurrogateConfig:
     @classmethod
     def from_dict(cls, d: Mapping) -> SurrogateConfig:
         "Rebuild from `to_dict`'s output; unknown or missing keys raise `ValueError`."
-        d = _fields(cls, d, "SurrogateConfig")
+        d = _fields(cls, d, "SurrogateConfig", optional=("env_path", "env_config"))
         kind = d["arch"].get("kind") if isinstance(d["arch"], Mapping) else None
         if kind not in _ARCHS:
             raise ValueError(f"arch.kind must be one of {tuple(_ARCHS)}, got {kind!r}")

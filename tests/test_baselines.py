@@ -164,7 +164,7 @@ def test_end_to_end_smoke_data(tmp_path):
     np.testing.assert_array_equal(error_head_map(load_error_head(tmp_path / "head")[0], model, x, p, 4).error_map, u.error_map)
     with pytest.raises(ValueError, match="must not be 'test'"):
         fit_error_head(model, "euler", "smoke", tmp_path, split="test")
-    with pytest.raises(ValueError, match="model is for"):
+    with pytest.raises(ValueError, match="made for environment path"):
         fit_error_head(model, "balls", "smoke", tmp_path)
     xv, pv, yv, _ = split_pairs("euler", "smoke", "val", 4, root=tmp_path, per_traj=4)
     cal = calibrate_conformal(model, xv, pv, yv, 4)

@@ -83,7 +83,7 @@ def test_paper_sizes():
 def test_defaults_per_profile():
     assert model_config_for("oregonator", "paper").name == "unet-paper"
     assert model_config_for("balls", "laptop").name == "mlp-laptop"
-    with pytest.raises(ValueError, match="Unknown environment"):
+    with pytest.raises(ValueError, match="neither a registered name"):
         model_config_for("navier", "smoke")
 
 

@@ -68,7 +68,7 @@ def test_resume_refuses_other_config(root):
 def test_bad_checkpoints(root, tmp_path):
     train_main("euler", "smoke", seed=0, root=root, progress=False, threads=1)
     src = ckpt_dir("euler", "smoke", 0, root) / "last"
-    with pytest.raises(ValueError, match="environment 'euler', not 'balls'"):
+    with pytest.raises(ValueError, match="environment path 'hybrid_nbs.envs.euler:Euler', not 'hybrid_nbs.envs.balls:Balls'"):
         load_model(src, env="balls")
     with pytest.raises(ValueError, match="profile 'smoke', not 'laptop'"):
         load_model(src, profile="laptop")
@@ -94,7 +94,7 @@ def test_bad_checkpoints(root, tmp_path):
     run = ckpt_dir("euler", "smoke", root=root, run="foreign")
     run.mkdir(parents=True)
     shutil.copytree(ckpt_dir("balls", "smoke", 0, root) / "last", run / "last")
-    with pytest.raises(ValueError, match="environment 'balls', not 'euler'"):
+    with pytest.raises(ValueError, match="environment path 'hybrid_nbs.envs.balls:Balls', not 'hybrid_nbs.envs.euler:Euler'"):
         train("euler", "smoke", root=root, run="foreign", progress=False, threads=1)
 
 

@@ -328,6 +328,7 @@ class Balls(Env):
     "N hard spheres in the box [-0.5, 0.5]^2 x [0, 1] under gravity, integrated exactly from impact to impact."
     name = "balls"
     channel_names = ("x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz")
+    profile_sizes = {"smoke": dict(n_balls=3), "laptop": dict(n_balls=6), "paper": dict(n_balls=6)}
 
     @dataclasses.dataclass(frozen=True)
     class Params:

@@ -268,6 +268,8 @@ class Euler(Env):
     "2D compressible Euler on a square: MUSCL-Hancock + HLLC, unsplit, CFL-limited substeps landing on frame times."
     name = "euler"
     channel_names = ("rho", "rho_u", "rho_v", "E")
+    profile_sizes = {"smoke": dict(n=32), "laptop": dict(n=64), "paper": dict(n=128)}
+    profile_n_frames = {"paper": 100}
 
     @dataclasses.dataclass(frozen=True)
     class Params:

@@ -212,6 +212,9 @@ class Oregonator(Env):
     burn_in: ClassVar[float] = 1.0  # time units of burn-in for the random family
     bounds: ClassVar[tuple[float, float]] = (-1e-3, 1.5)  # accepted range of u and v (physical: [0, 1])
     periodic: ClassVar[bool] = True
+    # the physics is kept resolved by shrinking the box, not the cell (0.39 units: the paper's 256 cells on 100)
+    profile_sizes: ClassVar[dict] = {"smoke": dict(n=32, L=12.5), "laptop": dict(n=64, L=25.0), "paper": dict(n=256, L=100.0)}
+    profile_n_frames: ClassVar[dict] = {"paper": 201}
 
     def __init__(self, n: int = 256, L: float = 100.0, frame_dt: float = 0.05,
                  steps_per_frame: int = 4):  # Strang steps per frame (accuracy, not stability)
