@@ -126,7 +126,6 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'hybrid_nbs.core.Profile': ('core.html#profile', 'hybrid_nbs/core.py'),
                                  'hybrid_nbs.core.Profile.__post_init__': ('core.html#profile.__post_init__', 'hybrid_nbs/core.py'),
                                  'hybrid_nbs.core.Symmetry': ('core.html#symmetry', 'hybrid_nbs/core.py'),
-                                 'hybrid_nbs.core.Symmetry.apply_params': ('core.html#symmetry.apply_params', 'hybrid_nbs/core.py'),
                                  'hybrid_nbs.core._expect_value_error': ('core.html#_expect_value_error', 'hybrid_nbs/core.py'),
                                  'hybrid_nbs.core._frozen': ('core.html#_frozen', 'hybrid_nbs/core.py'),
                                  'hybrid_nbs.core._key_int': ('core.html#_key_int', 'hybrid_nbs/core.py'),

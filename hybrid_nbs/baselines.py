@@ -26,10 +26,10 @@ __all__ = ['check_batch', 'predict_raw', 'normalised', 'channel_norm', 'diverged
 
 # %% ../nbs/08_baselines.ipynb #c006
 def check_batch(state_shape: Sequence[int],  # one state's shape
-                n_params: int | None,  # length of a parameter vector (None: params are not checked)
-                states, params, horizon,
+                n_params: int | None,  # length of a parameter vector (None: param_vectors are not checked)
+                states, param_vectors, horizon,
                 integer: bool = False) -> tuple[np.ndarray, np.ndarray | None, float]:  # horizon must be whole frames
-    "Raw states as (B, *state_shape) float64, params as (B, P) float64, and the horizon; `ValueError` otherwise."
+    "Raw states as (B, *state_shape) float64, param_vectors as (B, P) float64, and the horizon; `ValueError` otherwise."
     shape = tuple(state_shape)
     x = np.asarray(states, dtype=np.float64) if isinstance(states, np.ndarray) else None
     if x is None:
@@ -42,11 +42,11 @@ def check_batch(state_shape: Sequence[int],  # one state's shape
     check_positive(horizon, "horizon", integer=integer)
     if n_params is None:
         return x, None, horizon
-    p = np.asarray(params, dtype=np.float64)
+    p = np.asarray(param_vectors, dtype=np.float64)
     if p.shape == (n_params,):
         p = np.broadcast_to(p, (len(x), n_params))
     if p.shape != (len(x), n_params) or not np.isfinite(p).all():
-        raise ValueError(f"params must be finite with shape ({n_params},) or ({len(x)}, {n_params}), got {p.shape}")
+        raise ValueError(f"param_vectors must be finite with shape ({n_params},) or ({len(x)}, {n_params}), got {p.shape}")
     return x, np.ascontiguousarray(p), horizon
 
 # %% ../nbs/08_baselines.ipynb #c008
@@ -56,13 +56,13 @@ def _check_model(model) -> None:
             raise ValueError(f"model must be a Surrogate (missing .{attr}), got {type(model).__name__}")
 
 
-def predict_raw(model, states: np.ndarray, params: np.ndarray, horizon: float, batch_size: int = 32) -> np.ndarray:
+def predict_raw(model, states: np.ndarray, param_vectors: np.ndarray, horizon: float, batch_size: int = 32) -> np.ndarray:
     "Raw float64 predictions `horizon` frames ahead, batched, under inference mode (non-finite outputs kept)."
     out = []
     with torch.inference_mode():
         for lo in range(0, len(states), batch_size):
             z = model.state_norm(torch.as_tensor(states[lo:lo + batch_size], dtype=torch.float32))
-            pb = torch.as_tensor(params[lo:lo + batch_size], dtype=torch.float32)
+            pb = torch.as_tensor(param_vectors[lo:lo + batch_size], dtype=torch.float32)
             out.append(model.state_norm.inverse(model(z, horizon, pb)).double().numpy())
     return np.concatenate(out)
 
@@ -91,12 +91,12 @@ def _inf_where(m: np.ndarray, bad: np.ndarray) -> np.ndarray:
     return m
 
 # %% ../nbs/08_baselines.ipynb #c010
-def step_doubling_map(model, states: np.ndarray, params, horizon: float, batch_size: int = 32,
+def step_doubling_map(model, states: np.ndarray, param_vectors, horizon: float, batch_size: int = 32,
                       top_fraction: float = 0.01,
                       splits: Sequence[float] = (0.5,)) -> Uncertainty:  # several fractions: the multi-split map
     "`errormap.step_doubling` after the baselines' batch checks (one split a = 1/2 unless `splits` says otherwise)."
     _check_model(model)
-    x, p, T = check_batch(model.config.state_shape, len(model.config.param_mean), states, params, horizon)
+    x, p, T = check_batch(model.config.state_shape, len(model.config.param_mean), states, param_vectors, horizon)
     return step_doubling(model, x, p, T, splits=splits, batch_size=batch_size, top_fraction=top_fraction)
 
 # %% ../nbs/08_baselines.ipynb #c014
@@ -141,12 +141,12 @@ def check_ensemble(models: Sequence) -> list:
 
 
 def ensemble_map(models: Sequence,  # >= 2 surrogates of one environment (e.g. from `train_ensemble`)
-                 states: np.ndarray, params, horizon: float,
+                 states: np.ndarray, param_vectors, horizon: float,
                  batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
     "Per-cell spread (norm over channels of the across-member std, normalised units); prediction = member mean."
     models = check_ensemble(models)
     c = models[0].config
-    x, p, T = check_batch(c.state_shape, len(c.param_mean), states, params, horizon)
+    x, p, T = check_batch(c.state_shape, len(c.param_mean), states, param_vectors, horizon)
     preds = np.stack([predict_raw(m, x, p, T, batch_size) for m in models])  # (K, B, *state_shape)
     z = normalised(models[0], preds.reshape(-1, *c.state_shape)).reshape(preds.shape)
     with np.errstate(invalid="ignore"):
@@ -210,7 +210,7 @@ def contact_gap(states: np.ndarray, radius: float, half: float = 0.5) -> np.ndar
     return np.maximum(np.minimum(walls, dist.min(axis=2)), 0)
 
 
-def gradient_map(model, states: np.ndarray, params, horizon: float,
+def gradient_map(model, states: np.ndarray, param_vectors, horizon: float,
                  source: str = "output",  # "output": sensor on the prediction; "input": on the initial state
                  env: Env | None = None,  # needed for balls (radius, frame time, parameters)
                  batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
@@ -219,7 +219,7 @@ def gradient_map(model, states: np.ndarray, params, horizon: float,
     if source not in ("output", "input"):
         raise ValueError(f"source must be 'output' or 'input', got {source!r}")
     c = model.config
-    x, p, T = check_batch(c.state_shape, len(c.param_mean), states, params, horizon)
+    x, p, T = check_batch(c.state_shape, len(c.param_mean), states, param_vectors, horizon)
     pred = predict_raw(model, x, p, T, batch_size) if source == "output" else None
     if model.grid:
         field = normalised(model, pred if source == "output" else x)
@@ -238,14 +238,14 @@ def gradient_map(model, states: np.ndarray, params, horizon: float,
     return uncertainty(f"gradient_{source}", m, pred, units=units, top_fraction=top_fraction)
 
 # %% ../nbs/08_baselines.ipynb #c027
-def tta_map(model, states: np.ndarray, params, horizon: float,
+def tta_map(model, states: np.ndarray, param_vectors, horizon: float,
             env: Env | None = None,  # the model's environment: its `symmetries()` are the default transforms
             transforms: Sequence[Symmetry] | None = None,  # or explicit transforms; include the identity
             batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
     "Per-cell spread of g^-1 f(g s, T) over symmetries g (normalised units); prediction = their mean."
     _check_model(model)
     c = model.config
-    x, p, T = check_batch(c.state_shape, len(c.param_mean), states, params, horizon)
+    x, p, T = check_batch(c.state_shape, len(c.param_mean), states, param_vectors, horizon)
     if transforms is None:
         if env is None:
             raise ValueError("tta_map needs env= (its symmetries are the transforms) or transforms=")

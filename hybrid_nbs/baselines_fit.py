@@ -168,13 +168,13 @@ def fit_error_head(model,  # the trained surrogate whose error is learned
     return head, report
 
 
-def error_head_map(head: ErrorHead, model, states: np.ndarray, params, horizon: float,
+def error_head_map(head: ErrorHead, model, states: np.ndarray, param_vectors, horizon: float,
                    batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
     "The head's predicted per-cell error of `model`'s direct prediction (normalised units); prediction = f(s, T)."
     if not isinstance(head, ErrorHead) or head.state_shape != tuple(model.config.state_shape):
         raise ValueError(f"head must be an ErrorHead for states of shape {tuple(model.config.state_shape)}")
     c = model.config
-    x, p, T = check_batch(c.state_shape, len(c.param_mean), states, params, horizon)
+    x, p, T = check_batch(c.state_shape, len(c.param_mean), states, param_vectors, horizon)
     pred = predict_raw(model, x, p, T, batch_size)
     z = normalised(model, x)
     dz = np.nan_to_num(normalised(model, pred) - z)
@@ -258,17 +258,17 @@ def cell_errors(model, prediction: np.ndarray, targets: np.ndarray) -> np.ndarra
     return channel_norm(normalised_difference(model, prediction, targets), model.grid)
 
 
-def _difficulty(name: str, model, states, params, horizon, env) -> Uncertainty:
+def _difficulty(name: str, model, states, param_vectors, horizon, env) -> Uncertainty:
     if name not in DIFFICULTIES:
         raise ValueError(f"difficulty must be one of {tuple(DIFFICULTIES)}, got {name!r}")
-    return DIFFICULTIES[name](model, states, params, horizon, env)
+    return DIFFICULTIES[name](model, states, param_vectors, horizon, env)
 
 
-def calibrate_conformal(model, states: np.ndarray, params, targets: np.ndarray,  # calibration (val) rows, raw
+def calibrate_conformal(model, states: np.ndarray, param_vectors, targets: np.ndarray,  # calibration (val) rows, raw
                         horizon: float, alpha: float = 0.1, difficulty: str = "step_doubling",
                         delta: float | None = None, env: Env | None = None) -> ConformalCalibration:
     "Calibrate q on (states, targets) `horizon` frames apart; diverged trajectories are left out."
-    u = _difficulty(difficulty, model, states, params, horizon, env)
+    u = _difficulty(difficulty, model, states, param_vectors, horizon, env)
     err = cell_errors(model, u.prediction, np.asarray(targets, np.float64))
     ok = np.isfinite(u.score_mean) & np.isfinite(err.reshape(len(err), -1)).all(axis=1)
     if not ok.any():
@@ -278,7 +278,7 @@ def calibrate_conformal(model, states: np.ndarray, params, targets: np.ndarray, 
                                 int(err[ok].size), int(ok.sum()))
 
 
-def conformal_map(calibration: ConformalCalibration, model, states: np.ndarray, params, horizon: float,
+def conformal_map(calibration: ConformalCalibration, model, states: np.ndarray, param_vectors, horizon: float,
                   targets: np.ndarray | None = None,  # if given, the empirical coverage is reported in `info`
                   env: Env | None = None, top_fraction: float = 0.01) -> Uncertainty:
     "Per-cell interval half-widths q (sigma + delta) (normalised units); prediction = f(s, T)."
@@ -287,10 +287,10 @@ def conformal_map(calibration: ConformalCalibration, model, states: np.ndarray, 
     if calibration.env != model.config.env:
         raise ValueError(f"calibration is for {calibration.env!r}, the model for {model.config.env!r}")
     c = model.config
-    states, params, horizon = check_batch(c.state_shape, len(c.param_mean), states, params, horizon)
+    states, param_vectors, horizon = check_batch(c.state_shape, len(c.param_mean), states, param_vectors, horizon)
     if float(horizon) != calibration.horizon:
         raise ValueError(f"calibration holds for horizon {calibration.horizon:g}, not {horizon!r}; calibrate again")
-    u = _difficulty(calibration.difficulty, model, states, params, horizon, env)
+    u = _difficulty(calibration.difficulty, model, states, param_vectors, horizon, env)
     width = calibration.q * (u.error_map + calibration.delta)
     info = dict(q=calibration.q, alpha=calibration.alpha, delta=calibration.delta, difficulty=calibration.difficulty)
     if targets is not None:

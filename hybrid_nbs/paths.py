@@ -63,7 +63,10 @@ def data_root(root: str | Path | None = None) -> Path:
 
 
 def env_name(env: str | Env | type) -> str:
-    "The folder name of `env` (an `Env`, its class, or its name), checked to be a plain file name."
+    "The folder name of `env` (an `Env`, its class, its name or its import path), checked to be a plain file name."
+    if isinstance(env, str) and ":" in env:
+        from hybrid_nbs.envs import env_class  # an import path names the class; its `name` is the folder
+        env = env_class(env)
     name = env if isinstance(env, str) else getattr(env, "name", None)
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"an environment name must be a plain folder name (letters, digits, '_', '.', '-'), got {name!r}")

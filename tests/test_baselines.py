@@ -120,7 +120,7 @@ def test_bad_inputs(resources):
             run_baseline(name, x, p, 0, **res)
         with pytest.raises(ValueError, match="horizon must be"):
             run_baseline(name, x, p, -4, **res)
-    with pytest.raises(ValueError, match="params must be"):
+    with pytest.raises(ValueError, match="param_vectors must be"):
         ensemble_map(r["models"], x, p[:2], 2)
     with pytest.raises(ValueError, match="member 1 has env"):
         ensemble_map([model, rb["model"]], x, p, 2)
