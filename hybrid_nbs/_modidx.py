@@ -134,6 +134,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'hybrid_nbs.core.check_env': ('core.html#check_env', 'hybrid_nbs/core.py'),
                                  'hybrid_nbs.core.check_positive': ('core.html#check_positive', 'hybrid_nbs/core.py'),
                                  'hybrid_nbs.core.check_split': ('core.html#check_split', 'hybrid_nbs/core.py'),
+                                 'hybrid_nbs.core.coarser_grid': ('core.html#coarser_grid', 'hybrid_nbs/core.py'),
                                  'hybrid_nbs.core.dihedral_symmetries': ('core.html#dihedral_symmetries', 'hybrid_nbs/core.py'),
                                  'hybrid_nbs.core.equal_error_cost': ('core.html#equal_error_cost', 'hybrid_nbs/core.py'),
                                  'hybrid_nbs.core.get_profile': ('core.html#get_profile', 'hybrid_nbs/core.py'),

@@ -19,8 +19,8 @@ import numpy as np
 # %% auto #0
 __all__ = ['SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'IDENTITY', 'LAYOUTS', 'Profile', 'get_profile', 'check_split', 'make_rng',
            'set_threads', 'threads', 'check_positive', 'check_array', 'equal_error_cost', 'Symmetry', 'restrict_grid',
-           'prolong_grid', 'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout', 'symmetry_errors',
-           'check_env']
+           'prolong_grid', 'coarser_grid', 'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout',
+           'symmetry_errors', 'check_env']
 
 # %% ../nbs/00_core.ipynb #c005
 SPLITS = ("train", "val", "test", "ood_near", "ood_far")
@@ -177,6 +177,15 @@ def prolong_grid(x: np.ndarray, factor: int) -> np.ndarray:
     "Piecewise-constant refinement of the last two axes by `factor` (the inverse of `restrict_grid` on coarse data)."
     check_positive(factor, "factor", integer=True)
     return np.repeat(np.repeat(x, factor, axis=-2), factor, axis=-1)
+
+
+def coarser_grid(env: Env, factor: int, setting: str = "n") -> Env:
+    "`env` with its cells per side (the constructor `setting`) divided by `factor`: a `coarsened` for grid solvers."
+    check_positive(factor, "factor", integer=True)
+    n = env.config()[setting]
+    if n % factor:
+        raise ValueError(f"{setting}={n} is not divisible by the coarsening factor {factor}")
+    return env.with_settings(**{setting: n // factor})
 
 
 def _negate(s: np.ndarray, channels: Sequence[int]) -> np.ndarray:

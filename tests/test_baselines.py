@@ -13,6 +13,7 @@ from hybrid_nbs.baselines_fit import (BASELINES, ConformalCalibration, calibrate
                                       training_rows)
 from hybrid_nbs.core import make_rng, set_threads
 from hybrid_nbs.model import build_model
+from toys import perturbed
 
 set_threads(1)
 ENVS = ("euler", "oregonator", "balls")
@@ -30,12 +31,6 @@ def test_registry_smoke(resources, env_name, name):
     assert u.name == name and u.error_map.dtype == np.float64
 
 
-def _perturbed(model, seed):
-    with torch.no_grad():
-        g = torch.Generator().manual_seed(seed)
-        for p in model.parameters():
-            p.add_(0.05 * torch.randn(p.shape, generator=g))
-    return model.eval()
 
 
 @pytest.mark.parametrize("env_name", ENVS)
@@ -47,7 +42,7 @@ def test_known_zeros(resources, env_name):
     assert tta_map(r["model"], x, p, T, env=r["env"]).error_map.max() < 1e-5  # float32 rounding of sign flips
     assert step_doubling_map(r["model"], x, p, T).error_map.max() == 0.0
     # members that differ do disagree
-    m1, m2 = (_perturbed(build_model(r["model"].config, seed=s), s) for s in (1, 2))
+    m1, m2 = (perturbed(build_model(r["model"].config, seed=s), s) for s in (1, 2))
     assert ensemble_map([m1, m2], x, p, T).score_mean.min() > 0
     ri = run_baseline("richardson", x, p, T, model=r["model"], env=r["env"])
     assert (ri.error_map == 0).all() if env_name == "balls" else ri.score_mean.min() > 0
@@ -89,7 +84,7 @@ def test_conformal_synthetic():
 
 def test_conformal_scaling(resources):
     r = resources["euler"]
-    m = _perturbed(build_model(r["model"].config, seed=3), 3)
+    m = perturbed(build_model(r["model"].config, seed=3), 3)
     x, p = r["states"], r["params"]
     y = m.predict(x, 2, p) + 0.01
     cal = calibrate_conformal(m, x, p, y, 2, alpha=0.1)

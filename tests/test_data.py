@@ -15,6 +15,7 @@ from hybrid_nbs.paths import store_path
 from hybrid_nbs.dataset import PairDataset
 from hybrid_nbs.envs import make_env
 from hybrid_nbs.envs.balls import Balls
+from toys import smoke_root
 
 Q = dict(workers=0, progress=False)
 
@@ -25,9 +26,7 @@ def tree(path: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def euler_smoke(tmp_path_factory):
-    root = tmp_path_factory.mktemp("single")
-    build_dataset("euler", "smoke", "all", root, **Q)
-    return root
+    return smoke_root(tmp_path_factory, ("euler",), card=False, name="single")
 
 
 def test_two_worker_cluster_gives_the_same_bytes(euler_smoke, tmp_path):

@@ -8,6 +8,7 @@ import torch
 from hybrid_nbs.model import (MODELS, PADDINGS, FiLM, HorizonEmbedding, Normalizer, SurrogateConfig, UNetConfig, build_model,
                               model_config_for, n_params)
 from hybrid_nbs.model_cost import count_flops, inference_benchmark
+from toys import perturbed
 
 torch.set_num_threads(1)
 
@@ -47,11 +48,7 @@ def raw_state(cfg, batch=2, seed=0):
 
 def perturb(model, seed=0):
     "Give the zero-initialised layers random weights, so that outputs depend on the input and the conditioning."
-    g = torch.Generator().manual_seed(seed)
-    for m in model.modules():
-        if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear)) and not m.weight.any():
-            m.weight.copy_(0.05 * torch.randn(m.weight.shape, generator=g))
-    return model
+    return perturbed(model, seed, zero_only=True)
 
 
 CASES = [(name, env) for name, arch in MODELS.items() if name.split("-")[1] in ("smoke", "laptop")

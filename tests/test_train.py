@@ -8,22 +8,17 @@ import time
 import pytest
 import torch
 
-from hybrid_nbs.card import write_card
 from hybrid_nbs.checkpoint import CONFIG_FILE, MODEL_FILE, OPTIM_FILE, load_model, read_checkpoint
-from hybrid_nbs.data import build_dataset
 from hybrid_nbs.paths import ckpt_dir
 from hybrid_nbs.cli import main
 from hybrid_nbs.train import train, train_config_for
 from hybrid_nbs.pipeline import train_main
+from toys import smoke_root
 
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
-    r = tmp_path_factory.mktemp("data")
-    for env in ("euler", "balls"):
-        build_dataset(env, "smoke", "all", root=r, workers=0, progress=False)
-        write_card(env, "smoke", r)
-    return r
+    return smoke_root(tmp_path_factory, ("euler", "balls"))
 
 
 def _weights(folder):

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ..core import Env, check_array, check_positive, check_split, dihedral_symmetries, make_rng
+from ..core import Env, check_array, check_positive, check_split, coarser_grid, dihedral_symmetries, make_rng
 
 # %% auto #0
 __all__ = ['RHO', 'MOM_X', 'MOM_Y', 'ENERGY', 'LIMITERS', 'RIEMANN_CONFIGS', 'SEDOV_RADIUS', 'SEDOV_PRESSURE', 'SEDOV_SHARE',
@@ -373,11 +373,8 @@ class Euler(Env):
         return dihedral_symmetries([(MOM_X, MOM_Y)])
 
     def coarsened(self, factor: int) -> Euler:
-        "The same solver on an `n / factor` grid over the same square."
-        check_positive(factor, "factor", integer=True)
-        if self.n % factor:
-            raise ValueError(f"n={self.n} is not divisible by the coarsening factor {factor}")
-        return self.with_settings(n=self.n // factor)
+        "The same solver on an `n / factor` grid over the same domain."
+        return coarser_grid(self, factor)
 
     def timestep_pair(self, params):
         "This solver and the same one at half the CFL number (half the time step)."

@@ -13,8 +13,8 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from ..core import (Env, check_array, check_positive, check_split, dihedral_symmetries, equal_error_cost,
-                             translation_symmetries)
+from ..core import (Env, check_array, check_positive, check_split, coarser_grid, dihedral_symmetries,
+                             equal_error_cost, translation_symmetries)
 
 # %% auto #0
 __all__ = ['OregonatorParams', 'laplacian_symbol', 'heat_kernel', 'Oregonator', 'reference_solution']
@@ -288,11 +288,8 @@ class Oregonator(Env):
         return dihedral_symmetries() + translation_symmetries(1)
 
     def coarsened(self, factor: int) -> Oregonator:
-        "The same solver on an `n / factor` grid over the same box (the same time steps)."
-        check_positive(factor, "factor", integer=True)
-        if self.n % factor:
-            raise ValueError(f"n={self.n} is not divisible by the coarsening factor {factor}")
-        return self.with_settings(n=self.n // factor)
+        "The same solver on an `n / factor` grid over the same domain."
+        return coarser_grid(self, factor)
 
     def timestep_pair(self, params: OregonatorParams):
         "This solver at its steps per frame for `params`, and at twice as many."
