@@ -21,8 +21,7 @@ from .paths import store_path
 
 # %% auto #0
 __all__ = ['check_batch', 'predict_raw', 'normalised', 'channel_norm', 'diverged', 'step_doubling_map', 'split_pairs',
-           'check_ensemble', 'ensemble_map', 'spatial_gradient', 'contact_time', 'contact_gap', 'gradient_map',
-           'tta_map', 'richardson_map']
+           'check_ensemble', 'ensemble_map', 'spatial_gradient', 'gradient_map', 'tta_map', 'richardson_map']
 
 # %% ../nbs/08_baselines.ipynb #c006
 def check_batch(state_shape: Sequence[int],  # one state's shape
@@ -166,55 +165,11 @@ def spatial_gradient(fields: np.ndarray,  # (B, C, ny, nx)
     return np.sqrt(gx ** 2 + gy ** 2).sum(axis=1)
 
 
-def _pair_terms(states: np.ndarray, radius: float):
-    d = states[:, None, :, :3] - states[:, :, None, :3]  # (B, n, n, 3): from ball i to ball j
-    w = states[:, None, :, 3:6] - states[:, :, None, 3:6]
-    return d, w, (d ** 2).sum(-1) - (2 * radius) ** 2
-
-
-def contact_time(states: np.ndarray,  # (B, n_balls, 9) raw
-                 gravity: np.ndarray,  # (B,) signed, <= 0
-                 radius: float, half: float = 0.5) -> np.ndarray:  # box [-half, half]^2 x [0, 2 half]
-    "(B, n_balls) ballistic time to each ball's first contact with a wall, the floor or ceiling, or another ball."
-    x, v = states[..., :3], states[..., 3:6]
-    g = -np.minimum(np.asarray(gravity, np.float64), 0.0)[:, None]  # |g|
-    t = np.full(x.shape[:2], np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for a in (0, 1):  # side walls: free flight
-            lim = np.where(v[..., a] > 0, half - radius, -half + radius)
-            t = np.minimum(t, np.where(v[..., a] != 0, np.maximum((lim - x[..., a]) / v[..., a], 0), np.inf))
-        z, vz = x[..., 2], v[..., 2]
-        below, above = np.maximum(z - radius, 0), np.maximum(2 * half - radius - z, 0)
-        floor = 2 * below / (np.sqrt(vz ** 2 + 2 * g * below) - vz)  # the positive root, in a cancellation-free form
-        t = np.minimum(t, np.where(np.isfinite(floor), floor, np.inf))
-        disc = vz ** 2 - 2 * g * above
-        ceil = np.where((vz > 0) & (disc >= 0), 2 * above / (vz + np.sqrt(np.maximum(disc, 0))), np.inf)
-        t = np.minimum(t, ceil)
-        d, w, c = _pair_terms(states, radius)
-        dw, ww = (d * w).sum(-1), (w ** 2).sum(-1)
-        disc = dw ** 2 - ww * c
-        tp = np.where((dw < 0) & (disc >= 0), np.maximum(c, 0) / (-dw + np.sqrt(np.maximum(disc, 0))), np.inf)
-    n = states.shape[1]
-    tp[:, np.arange(n), np.arange(n)] = np.inf
-    return np.minimum(t, tp.min(axis=2))
-
-
-def contact_gap(states: np.ndarray, radius: float, half: float = 0.5) -> np.ndarray:
-    "(B, n_balls) smallest surface distance from each ball to a wall, the floor, the ceiling or another ball (>= 0)."
-    x = states[..., :3]
-    walls = np.minimum.reduce([half - radius - np.abs(x[..., 0]), half - radius - np.abs(x[..., 1]),
-                               x[..., 2] - radius, 2 * half - radius - x[..., 2]])
-    dist = np.sqrt((_pair_terms(states, radius)[0] ** 2).sum(-1)) - 2 * radius
-    n = states.shape[1]
-    dist[:, np.arange(n), np.arange(n)] = np.inf
-    return np.maximum(np.minimum(walls, dist.min(axis=2)), 0)
-
-
 def gradient_map(model, states: np.ndarray, param_vectors, horizon: float,
                  source: str = "output",  # "output": sensor on the prediction; "input": on the initial state
-                 env: Env | None = None,  # needed for balls (radius, frame time, parameters)
+                 env: Env | None = None,  # needed for sets of particles: their sensor is `env.particle_sensor`
                  batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
-    "Gradient-magnitude sensor per cell (normalised units), or an impact proxy per ball."
+    "Gradient-magnitude sensor per cell (normalised units), or the environment's impact proxy per particle."
     _check_model(model)
     if source not in ("output", "input"):
         raise ValueError(f"source must be 'output' or 'input', got {source!r}")
@@ -226,16 +181,14 @@ def gradient_map(model, states: np.ndarray, param_vectors, horizon: float,
         m = spatial_gradient(field, c.padding == "circular")
         return uncertainty(f"gradient_{source}", _inf_where(m, diverged(field)), pred, top_fraction=top_fraction)
     if env is None:
-        raise ValueError(f"gradient_map on a set of particles ({c.env!r}) needs env= its environment (radius, frame time)")
+        raise ValueError(f"gradient_map on a set of particles ({c.env!r}) needs env= its environment (particle_sensor)")
     check_same_env(c.env_identity, env, "the model")
-    if source == "input":
-        gravity = np.array([env.params_from_vector(q).gravity for q in p])
-        m, units = np.clip(1 - contact_time(x, gravity, env.radius) / (T * env.frame_dt), 0, 1), "contact_share"
-    else:
-        with np.errstate(invalid="ignore"):
-            m = env.radius / (env.radius + contact_gap(np.nan_to_num(pred, nan=np.inf), env.radius))
-        m, units = _inf_where(m, diverged(pred)), "contact_proximity"
-    return uncertainty(f"gradient_{source}", m, pred, units=units, top_fraction=top_fraction)
+    try:
+        m, units = env.particle_sensor(x if source == "input" else np.nan_to_num(pred, nan=np.inf), p, T, source)
+    except NotImplementedError as e:
+        raise ValueError(f"no gradient sensor for {c.env!r}: {e}") from None
+    return uncertainty(f"gradient_{source}", _inf_where(m, diverged(pred)) if pred is not None else m, pred, units=units,
+                       top_fraction=top_fraction)
 
 # %% ../nbs/08_baselines.ipynb #c027
 def tta_map(model, states: np.ndarray, param_vectors, horizon: float,

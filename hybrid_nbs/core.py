@@ -355,6 +355,12 @@ class Env(abc.ABC):
         raise NotImplementedError(f"{type(self).__name__} names no time step to halve: define timestep_pair(params) "
                                   "to enable the Richardson baseline")
 
+    def particle_sensor(self, states: np.ndarray,  # (B, n, C) raw states of a set layout
+                        param_vectors: np.ndarray,  # (B, P)
+                        horizon: float, source: str) -> tuple[np.ndarray, str]:  # source: "input" or "output"
+        "(B, n) gradient-sensor analogue for particles (an impact proxy in [0, 1]) and its units' name."
+        raise NotImplementedError(f"{type(self).__name__} defines no particle_sensor (the gradient baseline for sets)")
+
     def peer_cost_ratio(self, rows: list[dict]) -> dict | None:
         "{peer, ratio, basis}: the best peer solver's cost over ours, read from this env's benchmark table `rows`."
         return None

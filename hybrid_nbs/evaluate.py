@@ -37,6 +37,7 @@ class SplitData:
     targets: dict  # horizon -> (N, *state_shape) float64, frame t0 + h
     params: list  # N `Params` objects
     vectors: np.ndarray  # (N, P) float32 param vectors
+    families: list = dataclasses.field(default_factory=list)  # N initial-condition families (`Env.family`)
 
 
 def _params(env, d: dict):
@@ -56,8 +57,11 @@ def load_split(env: str | Env, profile, split: str, horizons, root=None, t0: int
         raise ValueError(f"t0 + horizon reaches frame {max(frames)}, but the store holds {g.attrs['n_frames']} frames")
     traj = np.stack([read_trajectory(g, i, frames) for i in range(n)]).astype(np.float64)
     params = [_params(env, full[i]) for i in range(n)]
+    stored = g.attrs.get("families")  # recorded at build time; read off frame 0 for stores that predate it
+    families = list(stored[:n]) if stored else [env.family(q, read_trajectory(g, i, 0).astype(np.float64))
+                                                for i, q in enumerate(params)]
     return SplitData(traj[:, 0], {int(h): traj[:, k + 1] for k, h in enumerate(horizons)}, params,
-                     np.stack([env.param_vector(p) for p in params]))
+                     np.stack([env.param_vector(p) for p in params]), families)
 
 
 def true_error_map(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from hybrid_nbs.core import SPLITS, check_env, make_rng
-from hybrid_nbs.envs.balls import FLOOR, PAIR, VX, VZ, Z, Balls
+from hybrid_nbs.envs.balls import FLOOR, PAIR, VX, VZ, Z, Balls, contact_time
 
 
 @pytest.fixture(scope="module")
@@ -113,3 +113,11 @@ def test_single_ball_first_bounce():
     t1 = np.sqrt(2 * (0.5 - one.radius) / 9.0)
     assert log[0, 1] == FLOOR and abs(log[0, 0] - t1) < 1e-14
     assert abs(log[1, 0] - (t1 + 2 * 0.5 * 9.0 * t1 / 9.0)) < 1e-13
+
+
+def test_contact_time_exact():
+    drop = np.zeros((1, 1, 9)); drop[0, 0, 2] = 0.5
+    np.testing.assert_allclose(contact_time(drop, np.array([-9.81]), 0.05), [[np.sqrt(2 * 0.45 / 9.81)]])
+    up = drop.copy(); up[0, 0, 5] = 10.0  # reaches the ceiling (z = 0.95) first: 0.45 = 10 t - 4.905 t^2
+    t = (10 - np.sqrt(100 - 2 * 9.81 * 0.45)) / 9.81
+    np.testing.assert_allclose(contact_time(up, np.array([-9.81]), 0.05), [[t]])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from hybrid_nbs.baselines import (check_batch, contact_time, ensemble_map, gradient_map, richardson_map, split_pairs,
+from hybrid_nbs.baselines import (check_batch, ensemble_map, gradient_map, richardson_map, split_pairs,
                                   step_doubling_map, tta_map)
 from hybrid_nbs.pipeline import train_ensemble
 from hybrid_nbs.baselines_fit import (BASELINES, ConformalCalibration, calibrate_conformal, conformal_map,
@@ -59,12 +59,6 @@ def test_symmetries_commute_with_solvers(resources):
                                        atol=1e-9 * np.abs(x).max())
 
 
-def test_contact_time_exact():
-    drop = np.zeros((1, 1, 9)); drop[0, 0, 2] = 0.5
-    np.testing.assert_allclose(contact_time(drop, np.array([-9.81]), 0.05), [[np.sqrt(2 * 0.45 / 9.81)]])
-    up = drop.copy(); up[0, 0, 5] = 10.0  # reaches the ceiling (z = 0.95) first: 0.45 = 10 t - 4.905 t^2
-    t = (10 - np.sqrt(100 - 2 * 9.81 * 0.45)) / 9.81
-    np.testing.assert_allclose(contact_time(up, np.array([-9.81]), 0.05), [[t]])
 
 
 def test_conformal_synthetic():

@@ -14,7 +14,7 @@ from ..core import IDENTITY, Env, Symmetry, check_array, check_positive, check_s
 
 # %% auto #0
 __all__ = ['X', 'Y', 'Z', 'VX', 'VY', 'VZ', 'WX', 'WY', 'WZ', 'HALF', 'REST_SPEED', 'ELASTIC_SPEED', 'MAX_EVENTS_PER_FRAME',
-           'INERTIA', 'FLOOR', 'CEILING', 'PAIR', 'LOG_COLS', 'Balls']
+           'INERTIA', 'FLOOR', 'CEILING', 'PAIR', 'LOG_COLS', 'Balls', 'contact_time', 'contact_gap']
 
 # %% ../../nbs/03_balls.ipynb #c005
 X, Y, Z, VX, VY, VZ, WX, WY, WZ = range(9)  # columns of the (n_balls, 9) state
@@ -471,6 +471,14 @@ class Balls(Env):
                 o[pick] = f(o[pick])
         return out
 
+    def particle_sensor(self, states, param_vectors, horizon, source):
+        "`input`: the share of the horizon after each ball's first impact; `output`: proximity to a contact, r / (r + gap)."
+        if source == "input":
+            gravity = np.array([self.params_from_vector(q).gravity for q in param_vectors])
+            return np.clip(1 - contact_time(states, gravity, self.radius) / (horizon * self.frame_dt), 0, 1), "contact_share"
+        with np.errstate(invalid="ignore"):
+            return self.radius / (self.radius + contact_gap(states, self.radius)), "contact_proximity"
+
     def timestep_pair(self, params):
         "None: the event-driven solver is exact, so a Richardson estimate of its time error is undefined."
         return None
@@ -507,3 +515,47 @@ def _mirror_y(s):
 
 def _swap_xy(s):  # x <-> y is a reflection too: the spin swaps its x and y parts and all three change sign
     return _signs(s[..., [Y, X, Z, VY, VX, VZ, WY, WX, WZ]], (WX, WY, WZ))
+
+
+def _pair_terms(states: np.ndarray, radius: float):
+    d = states[:, None, :, :3] - states[:, :, None, :3]  # (B, n, n, 3): from ball i to ball j
+    w = states[:, None, :, 3:6] - states[:, :, None, 3:6]
+    return d, w, (d ** 2).sum(-1) - (2 * radius) ** 2
+
+
+def contact_time(states: np.ndarray,  # (B, n_balls, 9) raw
+                 gravity: np.ndarray,  # (B,) signed, <= 0
+                 radius: float, half: float = 0.5) -> np.ndarray:  # box [-half, half]^2 x [0, 2 half]
+    "(B, n_balls) ballistic time to each ball's first contact with a wall, the floor or ceiling, or another ball."
+    x, v = states[..., :3], states[..., 3:6]
+    g = -np.minimum(np.asarray(gravity, np.float64), 0.0)[:, None]  # |g|
+    t = np.full(x.shape[:2], np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for a in (0, 1):  # side walls: free flight
+            lim = np.where(v[..., a] > 0, half - radius, -half + radius)
+            t = np.minimum(t, np.where(v[..., a] != 0, np.maximum((lim - x[..., a]) / v[..., a], 0), np.inf))
+        z, vz = x[..., 2], v[..., 2]
+        below, above = np.maximum(z - radius, 0), np.maximum(2 * half - radius - z, 0)
+        floor = 2 * below / (np.sqrt(vz ** 2 + 2 * g * below) - vz)  # the positive root, in a cancellation-free form
+        t = np.minimum(t, np.where(np.isfinite(floor), floor, np.inf))
+        disc = vz ** 2 - 2 * g * above
+        ceil = np.where((vz > 0) & (disc >= 0), 2 * above / (vz + np.sqrt(np.maximum(disc, 0))), np.inf)
+        t = np.minimum(t, ceil)
+        d, w, c = _pair_terms(states, radius)
+        dw, ww = (d * w).sum(-1), (w ** 2).sum(-1)
+        disc = dw ** 2 - ww * c
+        tp = np.where((dw < 0) & (disc >= 0), np.maximum(c, 0) / (-dw + np.sqrt(np.maximum(disc, 0))), np.inf)
+    n = states.shape[1]
+    tp[:, np.arange(n), np.arange(n)] = np.inf
+    return np.minimum(t, tp.min(axis=2))
+
+
+def contact_gap(states: np.ndarray, radius: float, half: float = 0.5) -> np.ndarray:
+    "(B, n_balls) smallest surface distance from each ball to a wall, the floor, the ceiling or another ball (>= 0)."
+    x = states[..., :3]
+    walls = np.minimum.reduce([half - radius - np.abs(x[..., 0]), half - radius - np.abs(x[..., 1]),
+                               x[..., 2] - radius, 2 * half - radius - x[..., 2]])
+    dist = np.sqrt((_pair_terms(states, radius)[0] ** 2).sum(-1)) - 2 * radius
+    n = states.shape[1]
+    dist[:, np.arange(n), np.arange(n)] = np.inf
+    return np.maximum(np.minimum(walls, dist.min(axis=2)), 0)
