@@ -14,7 +14,7 @@ import numpy as np
 import torch
 
 from .core import Env, Symmetry, check_positive, make_rng
-from .data import open_store, read_trajectory
+from .data import open_store, read_meta, read_trajectory
 from .envs import check_same_env
 from .errormap import Uncertainty, step_doubling, uncertainty
 from .paths import store_path
@@ -117,7 +117,7 @@ def split_pairs(env: str,  # environment name
     rows = np.array([(i, t) for i in range(n_traj) for t in rng.choice(n_frames - horizon, min(per_traj, n_frames - horizon),
                                                                        replace=False)], dtype=np.int64)
     frames = [read_trajectory(g, int(i), [int(t), int(t) + int(horizon)]) for i, t in rows]
-    params = np.asarray(g["params"][...], np.float64)[rows[:, 0]]
+    params = np.asarray(read_meta(g, "params"), np.float64)[rows[:, 0]]
     return (np.stack([f[0] for f in frames]).astype(np.float64), params,
             np.stack([f[1] for f in frames]).astype(np.float64), rows)
 

@@ -19,7 +19,7 @@ from safetensors.torch import load_file, save_file
 from .baselines import (Uncertainty, channel_norm, check_batch, diverged, ensemble_map, gradient_map,
                                   normalised, predict_raw, richardson_map, step_doubling_map, tta_map, uncertainty)
 from .core import Env, check_positive, check_split, make_rng, threads
-from .data import open_store, read_trajectory
+from .data import open_store, read_meta, read_trajectory
 from .paths import store_path
 from .dataset import sample_pairs
 from .envs import check_same_env, make_env
@@ -136,7 +136,7 @@ def fit_error_head(model,  # the trained surrogate whose error is learned
     rows = np.array(keep[:n_pairs], dtype=np.int64)
     frames = [read_trajectory(g, int(i), [int(t), int(t + h)]) for i, t, h in rows]
     x, y = (np.stack([f[k] for f in frames]).astype(np.float64) for k in (0, 1))
-    p = np.asarray(g["params"][...], np.float64)[rows[:, 0]]
+    p = np.asarray(read_meta(g, "params"), np.float64)[rows[:, 0]]
     with threads(n_threads):
         z, dz, err = _targets(model, x, y, p, rows[:, 2].astype(np.float64))
         ok = np.isfinite(err.reshape(len(err), -1)).all(axis=1)

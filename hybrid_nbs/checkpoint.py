@@ -23,7 +23,7 @@ __all__ = ['FORMAT', 'MODEL_FILE', 'OPTIM_FILE', 'CONFIG_FILE', 'optimizer_to_sa
            'read_checkpoint', 'load_model']
 
 # %% ../nbs/05b_checkpoint.ipynb #c005
-FORMAT = 1
+FORMAT = 2  # 2: config.json carries a digest of its own contents
 MODEL_FILE, OPTIM_FILE, CONFIG_FILE = "model.safetensors", "optimizer.safetensors", "config.json"
 
 
@@ -36,6 +36,11 @@ def _write(path: Path, data: bytes) -> None:
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
+
+
+def _digest(config: dict) -> str:
+    "sha256 of a checkpoint's config.json contents without the digest itself (canonical JSON)."
+    return _sha(json.dumps({k: v for k, v in config.items() if k != "sha256"}, sort_keys=True).encode())
 
 
 def optimizer_to_safe(state: dict) -> tuple[dict, dict]:
@@ -79,6 +84,7 @@ def save_checkpoint(folder: str | Path,  # e.g. data/<profile>/<env>/ckpt/seed0/
         tensors, config["optimizer"] = optimizer_to_safe(optimizer.state_dict())
         blobs[OPTIM_FILE] = st_save(tensors)
     config["files"] = {name: _sha(b) for name, b in blobs.items()}
+    config["sha256"] = _digest(config)  # an edited or damaged config.json (state_shape, files, ...) is refused
     for name, b in blobs.items():
         _write(tmp / name, b)
     _write(tmp / CONFIG_FILE, (json.dumps(config, indent=1) + "\n").encode())  # last: it vouches for the others
@@ -103,7 +109,7 @@ def _tensors(path: Path, expected_sha: str | None) -> dict:
     data = path.read_bytes()
     if expected_sha is not None and _sha(data) != expected_sha:
         raise ValueError(f"checkpoint file {path} is corrupt or truncated (sha256 differs from {CONFIG_FILE}; "
-                         f"{len(data)} bytes); delete the checkpoint folder and train again")
+                         f"{len(data)} bytes); the other checkpoints of the run (best, last, last.old) are untouched")
     try:
         return st_load(data)
     except Exception as e:  # noqa: BLE001 - SafetensorError and friends: any decoding failure is a corrupt file
@@ -127,6 +133,10 @@ def read_checkpoint(folder: str | Path,
         raise ValueError(f"checkpoint file {cpath} is corrupt or not a hybrid_nbs checkpoint ({type(e).__name__}: {e})") from None
     if fmt != FORMAT:
         raise ValueError(f"checkpoint {cpath} has format {fmt!r}; this code reads format {FORMAT}")
+    if cfg.get("sha256") != _digest(cfg):
+        raise ValueError(f"checkpoint file {cpath} was edited or is damaged (its digest does not match its contents)")
+    if not isinstance(files, dict) or MODEL_FILE not in files:
+        raise ValueError(f"checkpoint file {cpath} lists no digest for {MODEL_FILE}: refusing unverified weights")
     try:
         config = SurrogateConfig.from_dict(model_cfg)
     except (ValueError, TypeError) as e:

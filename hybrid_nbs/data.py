@@ -25,14 +25,15 @@ from .envs import env_path, validate_env
 from .paths import store_path
 
 # %% auto #0
-__all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'solver_hash', 'plan_trajectories', 'check_unique', 'open_store',
+__all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'solver_hash', 'plan_trajectories', 'check_unique', 'open_store', 'read_meta',
            'check_identity', 'read_trajectory', 'dask_client', 'store_bytes', 'build_dataset']
 
 # %% ../nbs/04_data.ipynb #c005
 SCHEDULER_ENV_VAR = "HYBRID_NBS_SCHEDULER"  # a Dask scheduler address, e.g. tcp://host:8786
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: a crc32c checksum on every array, metadata included
 # crc32c after compression: a damaged frame fails its checksum instead of decoding to wrong numbers
 _CODECS = (zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"), zarr.codecs.Crc32cCodec())
+_META_CODECS = (zarr.codecs.Crc32cCodec(),)  # the small per-trajectory arrays: a flipped byte fails, never misleads
 
 
 def solver_hash(env: Env) -> str:
@@ -104,7 +105,7 @@ def _create(path: Path, ident: dict, env: Env, plan: list[dict]) -> None:
                       ("seeds", np.array([p["seed"] for p in plan], dtype=np.uint64)),
                       ("ic_hash", np.stack([p["ic_hash"] for p in plan])),
                       ("digest", np.zeros((n, 32), np.uint8)), ("done", np.zeros(n, np.uint8))]:
-        g.create_array(name, shape=arr.shape, dtype=arr.dtype, chunks=arr.shape, compressors=None)[...] = arr
+        g.create_array(name, shape=arr.shape, dtype=arr.dtype, chunks=arr.shape, compressors=_META_CODECS)[...] = arr
     g.attrs.update(dict(ident, env_class=env_path(env), families=[p["family"] for p in plan],
                         channel_names=list(env.channel_names), rng="make_rng(seed, env, split, index)",
                         params_full=[p["params"] for p in plan]))
@@ -127,10 +128,20 @@ def open_store(path: str | Path, mode: str = "r",
     if missing:
         raise ValueError(f"{path} is not a hybrid_nbs dataset store (missing {missing}); "
                          "rebuild it with overwrite=True (hnwm data --overwrite)")
-    if complete and not (done := g["done"][...]).all():
+    if complete and not (done := read_meta(g, "done")).all():
         raise ValueError(f"{path} is incomplete ({int(done.sum())} of {done.size} trajectories done); "
                          "resume the build with `hnwm data` (build_dataset) before using it")
     return g
+
+
+def read_meta(g: zarr.Group, name: str) -> np.ndarray:
+    "Array `name` of a store (params, seeds, ic_hash, digest, done), or a `ValueError` naming the store and `--verify`."
+    try:
+        return g[name][...]
+    except Exception as e:  # noqa: BLE001 - a failed checksum and a truncated chunk come as different types
+        where = getattr(g.store, "root", g.store)
+        raise ValueError(f"{where}: array {name!r} is corrupt ({type(e).__name__}: {e}); repair it with "
+                         "build_dataset(..., verify=True) (hnwm data --verify), or rebuild with --overwrite") from None
 
 
 def check_identity(g: zarr.Group, ident: dict, path) -> None:
@@ -282,6 +293,31 @@ def build_dataset(env: str | Env,  # registered name, import path `module:Class`
                              progress, n_threads, _fail_at) for s in splits]
 
 
+def _repair_metadata(g: zarr.Group, path: Path, plan: list[dict]) -> list[str]:
+    "Rewrite every planned array (and `params_full`) that is unreadable or differs from the plan; reset a bad `done`."
+    fixed = []
+    planned = {"params": np.stack([p["vector"] for p in plan]).astype(np.float32),
+               "seeds": np.array([p["seed"] for p in plan], dtype=np.uint64), "ic_hash": np.stack([p["ic_hash"] for p in plan])}
+    for name, want in planned.items():
+        try:
+            ok = np.array_equal(g[name][...], want)
+        except Exception:  # noqa: BLE001 - unreadable is as bad as wrong
+            ok = False
+        if not ok:
+            g[name][...] = want
+            fixed.append(name)
+    if g.attrs.get("params_full") != [p["params"] for p in plan]:
+        g.attrs["params_full"] = [p["params"] for p in plan]
+        fixed.append("params_full")
+    for name in ("digest", "done"):
+        try:
+            g[name][...]
+        except Exception:  # noqa: BLE001 - every trajectory is then built again: slow, never wrong
+            g["done"][...], g["digest"][...] = np.zeros(len(plan), np.uint8), np.zeros((len(plan), 32), np.uint8)
+            fixed.append(name)
+    return fixed
+
+
 def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, overwrite, verify, progress, n_threads,
                  fail_at) -> dict:
     t0 = time.perf_counter()
@@ -297,7 +333,8 @@ def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, ove
         g = open_store(path, mode="r+")
     for f in path.rglob("*.partial"):  # chunk writes interrupted by a kill
         f.unlink()
-    done = g["done"][...].astype(bool)
+    meta_fixed = _repair_metadata(g, path, plan) if verify else []
+    done = read_meta(g, "done").astype(bool)
     repaired = _bad_digests(g, np.flatnonzero(done)) if verify else []
     for i in repaired:  # unmark first, then drop the damaged shard (a write would try to read its index)
         g["done"][i] = 0
@@ -316,5 +353,5 @@ def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, ove
             raise RuntimeError(f"building {path} stopped ({type(e).__name__}: {e}); {n_done} of {size} trajectories "
                                "are complete and kept: run the same command again to resume") from e
     return dict(env=env.name, profile=prof.name, split=split, path=str(path), size=size, n_frames=n_frames,
-                built=len(todo), skipped=size - len(todo), repaired=len(repaired),
+                built=len(todo), skipped=size - len(todo), repaired=len(repaired), repaired_metadata=meta_fixed,
                 seconds=round(time.perf_counter() - t0, 2), bytes=store_bytes(path))

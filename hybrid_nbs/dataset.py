@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from .core import check_positive, make_rng
-from .data import open_store, read_trajectory
+from .data import open_store, read_meta, read_trajectory
 
 # %% auto #0
 __all__ = ['horizon_ladder', 'sample_pairs', 'PairDataset']
@@ -64,7 +64,7 @@ class PairDataset(torch.utils.data.Dataset):
             raise ValueError(f"{self.path} was built by other solver code (hash {g.attrs['solver_hash'][:12]} != "
                              f"{solver_hash[:12]}); rebuild it with `hnwm data --overwrite`")
         self.n_traj, self.n_frames = g["states"].shape[:2]
-        self.frame_dt, self.params = g.attrs["frame_dt"], g["params"][...]
+        self.frame_dt, self.params = g.attrs["frame_dt"], read_meta(g, "params")
         self.mode, self.seed, self.max_horizon = mode, seed, max_horizon
         self.n_pairs = n_pairs or self.n_traj * (self.n_frames - 1)
         self._g = None

@@ -11,6 +11,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from .model import extrapolating
+
 # %% auto #0
 __all__ = ['Uncertainty', 'top_fraction_mean', 'uncertainty', 'step_doubling']
 
@@ -55,11 +57,12 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
                   splits: Sequence[float] = (0.5,),  # split fractions a; more than one gives the multi-split map
                   units: str = "normalised",  # "normalised" (per-channel train std) or "raw"
                   batch_size: int = 32,  # trajectories per forward pass
-                  top_fraction: float = 0.01) -> Uncertainty:  # the share of cells in `score_top`
+                  top_fraction: float = 0.01,  # the share of cells in `score_top`
+                  extrapolate: bool = False) -> Uncertainty:  # allow horizons beyond the trained range (recorded)
     "The step-doubling map ||f(s,T) - f(f(s,aT),(1-a)T)|| per cell, averaged over `splits`, and trust scores."
     if units not in ("normalised", "raw"):
         raise ValueError(f"units must be 'normalised' or 'raw', got {units!r}")
-    if not np.isfinite(horizon) or horizon <= 0:
+    if isinstance(horizon, bool) or not np.isfinite(horizon) or horizon <= 0:
         raise ValueError(f"horizon must be a positive number of frames, got {horizon!r}")
     splits = tuple(float(a) for a in splits)
     if not splits or any(not 0 < a < 1 for a in splits):
@@ -71,7 +74,7 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
         raise ValueError(f"states have shape {x.shape}, expected (B, {', '.join(map(str, shape))})")
     p = np.broadcast_to(np.asarray(param_vectors, np.float32), (len(x), len(model.config.param_mean)))
     preds, maps = [], []
-    with torch.inference_mode():
+    with torch.inference_mode(), extrapolating(model, extrapolate):
         for lo in range(0, len(x), batch_size):
             z = model.state_norm(torch.from_numpy(x[lo:lo + batch_size]))
             pb = torch.from_numpy(np.array(p[lo:lo + batch_size]))  # a writable copy of the broadcast view
@@ -94,4 +97,6 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
             maps.append(m.numpy())
     error_map = np.concatenate(maps).astype(np.float64)
     name = "step_doubling" if splits == (0.5,) else "step_doubling_multi"
-    return uncertainty(name, error_map, np.concatenate(preds).astype(np.float64), units, top_fraction, splits=splits)
+    top = getattr(model.config, "max_horizon", 0)
+    return uncertainty(name, error_map, np.concatenate(preds).astype(np.float64), units, top_fraction, splits=splits,
+                       extrapolated=bool(top and horizon > top))

@@ -15,6 +15,7 @@ import torch
 from .core import Env, check_positive
 from .envs import check_same_env
 from .errormap import step_doubling
+from .model import extrapolating
 
 # %% auto #0
 __all__ = ['HybridResult', 'HybridSimulator', 'normalised_difference', 'trajectory_error']
@@ -28,6 +29,8 @@ class HybridResult:
     score: np.ndarray | None  # (B,) trust scores (Mode 2)
     error_map: np.ndarray | None  # (B, *cells) (Mode 2)
     seconds: dict  # wall time: surrogate, solver, total
+    failed: np.ndarray | None = None  # (B,) bool (Mode 2): deferred, and the solver refused the input; prediction NaN
+    errors: dict = dataclasses.field(default_factory=dict)  # (Mode 2) trajectory index -> why the solver refused it
 
 
 def _quantile_threshold(scores: np.ndarray, deferral: float) -> float:
@@ -46,15 +49,17 @@ class HybridSimulator:
                  score: str = "mean",  # trust score: "mean" (spatial mean of the map) or "top" (mean of the top 1%)
                  splits: Sequence[float] = (0.5,),  # split fractions of the map
                  batch_size: int = 32,  # trajectories per forward pass
-                 client=None):  # a Dask client: deferred trajectories are solved on its workers, in parallel
+                 client=None,  # a Dask client: deferred trajectories are solved on its workers, in parallel
+                 extrapolate: bool = False):  # allow horizons beyond the model's trained range
         check_same_env(model.config.env_identity, env, "the model")
         if tuple(model.config.state_shape) != tuple(env.state_shape):
             raise ValueError(f"model state shape {model.config.state_shape} differs from the environment's {env.state_shape}")
         if score not in ("mean", "top"):
             raise ValueError(f"score must be 'mean' or 'top', got {score!r}")
         self.env, self.model, self.score, self.splits, self.batch_size = env, model.eval(), score, tuple(splits), batch_size
-        self.client = client
+        self.client, self.extrapolate = client, bool(extrapolate)
         self.threshold: float | None = None
+        self.calibrated_horizon: int | None = None  # the horizon `threshold` was calibrated at
 
     def _horizon(self, horizon) -> int:
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
@@ -67,7 +72,7 @@ class HybridSimulator:
     def scores(self, states: np.ndarray, params, horizon: int):
         "Step-doubling result for raw `states` (B, *shape) with `params` (B `Params` objects)."
         sd = step_doubling(self.model, states, self._vectors(params), self._horizon(horizon), self.splits,
-                           batch_size=self.batch_size)
+                           batch_size=self.batch_size, extrapolate=self.extrapolate)
         return sd, (sd.score_mean if self.score == "mean" else sd.score_top)
 
     def calibrate(self, states, params, horizon: int,  # val-split inputs
@@ -79,6 +84,7 @@ class HybridSimulator:
         if (deferral is None) == (error_budget is None):
             raise ValueError("give exactly one of deferral and error_budget")
         sd, s = self.scores(states, params, horizon)
+        self.calibrated_horizon = self._horizon(horizon)
         if deferral is not None:
             self.threshold = _quantile_threshold(s, deferral)
             return self.threshold
@@ -107,7 +113,7 @@ class HybridSimulator:
         "Mode 1, speed: the surrogate alone, `horizon` frames ahead, one forward pass per batch."
         h, states = self._horizon(horizon), self._inputs(states, params)
         t0 = time.perf_counter()
-        with torch.inference_mode():
+        with torch.inference_mode(), extrapolating(self.model, self.extrapolate):
             pred = np.concatenate([self.model.predict(states[lo:lo + self.batch_size], float(h),
                                                       self._vectors(params[lo:lo + self.batch_size]))
                                    for lo in range(0, len(states), self.batch_size)])
@@ -116,26 +122,55 @@ class HybridSimulator:
 
     def mode2(self, states: np.ndarray, params, horizon: int, threshold: float | None = None) -> HybridResult:
         "Mode 2, accuracy: the step-doubling gate defers the trajectories it distrusts to the reference solver."
-        h, states = self._horizon(horizon), self._inputs(states, params)
+        h = self._horizon(horizon)
+        states = np.asarray(states, dtype=np.float64)
+        if states.ndim != len(self.env.state_shape) + 1 or states.shape[1:] != tuple(self.env.state_shape):
+            raise ValueError(f"states have shape {states.shape}, expected (B, {', '.join(map(str, self.env.state_shape))})")
+        if len(params) != len(states):
+            raise ValueError(f"{len(states)} states but {len(params)} params")
         tau = self.threshold if threshold is None else float(threshold)
         if tau is None:
             raise ValueError("Mode 2 needs a threshold: call calibrate() on the val split or pass threshold=")
         if np.isnan(tau):
             raise ValueError("threshold is NaN: it would defer nothing; calibrate again or pass a number")
+        if self.calibrated_horizon is not None and threshold is None and h != self.calibrated_horizon:
+            raise ValueError(f"the threshold was calibrated at horizon {self.calibrated_horizon}, not {h}: calibrate "
+                             "at this horizon (the map grows with it) or pass threshold=")
         t0 = time.perf_counter()
-        sd, s = self.scores(states, params, h)
-        deferred = ~np.isfinite(s) | (s > tau) | ~np.isfinite(sd.prediction).reshape(len(s), -1).all(axis=1)
+        with np.errstate(over="ignore", invalid="ignore"):  # what the float32 network cannot take goes to the solver
+            safe = np.isfinite(states.astype(np.float32)).reshape(len(states), -1).all(axis=1)
+        s = np.full(len(states), np.inf)
+        pred, error_map = np.full(states.shape, np.nan), None
+        if safe.any():
+            sd, s[safe] = self.scores(states[safe], [q for q, ok in zip(params, safe) if ok], h)
+            pred[safe] = sd.prediction
+            error_map = np.full((len(states), *sd.error_map.shape[1:]), np.inf)
+            error_map[safe] = sd.error_map
+        deferred = ~np.isfinite(s) | (s > tau) | ~np.isfinite(pred).reshape(len(s), -1).all(axis=1)
         t1 = time.perf_counter()
-        pred = sd.prediction.copy()
         idx = np.flatnonzero(deferred)
+        args = [(self.env, states[i], params[i], h) for i in idx]
         if self.client is not None and len(idx):
-            futures = [self.client.submit(self.env.advance, states[i], params[i], h, pure=False) for i in idx]
-            pred[idx] = np.stack(self.client.gather(futures))
+            solved = self.client.gather([self.client.submit(_solve, *a, pure=False) for a in args])
         else:
-            for i in idx:
-                pred[i] = self.env.advance(states[i], params[i], h)
+            solved = [_solve(*a) for a in args]
+        failed, errors = np.zeros(len(states), bool), {}
+        for i, (out, err) in zip(idx, solved):
+            if err is None:
+                pred[i] = out
+            else:  # the solver refuses this input too: this trajectory alone has no answer
+                pred[i], failed[i], errors[int(i)] = np.nan, True, err
         t2 = time.perf_counter()
-        return HybridResult(pred, deferred, s, sd.error_map, dict(surrogate=t1 - t0, solver=t2 - t1, total=t2 - t0))
+        return HybridResult(pred, deferred, s, error_map, dict(surrogate=t1 - t0, solver=t2 - t1, total=t2 - t0),
+                            failed, errors)
+
+
+def _solve(env: Env, state: np.ndarray, params, horizon: int):
+    "(the solver's state `horizon` frames on, None), or (None, why the solver refused the input)."
+    try:
+        return env.advance(state, params, horizon), None
+    except ValueError as e:
+        return None, str(e)
 
 
 def normalised_difference(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ per-channel normalisation, and a registry of named sizes."""
 # %% ../nbs/05_model.ipynb #c002
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 from typing import Mapping, Sequence
@@ -21,7 +22,7 @@ from .envs import env_identity, make_env
 # %% auto #0
 __all__ = ['PADDINGS', 'MODELS', 'HorizonEmbedding', 'Normalizer', 'FiLM', 'circular_pad', 'PeriodicConv2d', 'ResBlock', 'UNet',
            'MLPBlock', 'FiLMMLP', 'UNetConfig', 'MLPConfig', 'model_config_for', 'SurrogateConfig', 'padding_for',
-           'Surrogate', 'build_model', 'n_params']
+           'Surrogate', 'extrapolating', 'build_model', 'n_params']
 
 # %% ../nbs/05_model.ipynb #c006
 class HorizonEmbedding(nn.Module):
@@ -295,6 +296,7 @@ class SurrogateConfig:
     param_std: tuple[float, ...]
     env_path: str = ""  # the environment's import path `module:Class` ("" in checkpoints that predate it)
     env_config: dict = dataclasses.field(default_factory=dict)  # its whole `config()`, compared on loading
+    max_horizon: float = 0.0  # the longest horizon (frames) it was trained on; 0: not recorded (no check)
 
     def __post_init__(self):
         for f in ("state_mean", "state_std", "param_mean", "param_std"):
@@ -325,7 +327,7 @@ class SurrogateConfig:
     @classmethod
     def from_dict(cls, d: Mapping) -> SurrogateConfig:
         "Rebuild from `to_dict`'s output; unknown or missing keys raise `ValueError`."
-        d = _fields(cls, d, "SurrogateConfig", optional=("env_path", "env_config"))
+        d = _fields(cls, d, "SurrogateConfig", optional=("env_path", "env_config", "max_horizon"))
         kind = d["arch"].get("kind") if isinstance(d["arch"], Mapping) else None
         if kind not in _ARCHS:
             raise ValueError(f"arch.kind must be one of {tuple(_ARCHS)}, got {kind!r}")
@@ -343,6 +345,7 @@ class Surrogate(nn.Module):
     def __init__(self, config: SurrogateConfig):
         super().__init__()
         self.config, arch = config, config.arch
+        self.extrapolate = False  # True: horizons beyond config.max_horizon are allowed (see `extrapolating`)
         self.grid = arch.kind == "unet"
         self.state_norm = Normalizer(config.state_mean, config.state_std, axis=1 if self.grid else -1, name="state")
         self.param_norm = Normalizer(config.param_mean, config.param_std, axis=-1, name="params")
@@ -373,8 +376,12 @@ class Surrogate(nn.Module):
     def conditioning(self, horizon, params, batch: int) -> torch.Tensor:
         "The (batch, cond_dim) vector every block is conditioned on."
         h = torch.as_tensor(horizon, dtype=torch.float32, device=self.param_norm.mean.device).reshape(-1)
-        if h.numel() not in (1, batch) or not torch.isfinite(h).all() or (h <= 0).any():
+        if isinstance(horizon, bool) or h.numel() not in (1, batch) or not torch.isfinite(h).all() or (h <= 0).any():
             raise ValueError(f"horizon must be one or {batch} finite positive numbers of frames, got {horizon!r}")
+        top = self.config.max_horizon
+        if top and not self.extrapolate and float(h.max()) > top * (1 + 1e-6):
+            raise ValueError(f"horizon {float(h.max()):g} lies beyond the trained range (1 to {top:g} frames); "
+                             "opt in with extrapolating(model) / extrapolate=True, which results record")
         p = torch.as_tensor(params, dtype=torch.float32, device=h.device)
         n_p = len(self.config.param_mean)
         if p.shape not in ((n_p,), (1, n_p), (batch, n_p)) or not torch.isfinite(p).all():
@@ -406,11 +413,23 @@ class Surrogate(nn.Module):
         return out.numpy().astype(np.float64) if is_np else out
 
 
+@contextlib.contextmanager
+def extrapolating(model, allow: bool = True):
+    "Context manager: let `model` take horizons beyond its trained range (if `allow`), then restore."
+    before = getattr(model, "extrapolate", False)  # duck-typed toys have no such switch
+    model.extrapolate = bool(allow) or before
+    try:
+        yield model
+    finally:
+        model.extrapolate = before
+
+
 def build_model(config: SurrogateConfig | UNetConfig | MLPConfig | str,  # a full config, or a size / registry name
                 env: Env | None = None,  # with a size: the environment (state shape, padding, name)
                 state_mean=None, state_std=None,  # with a size: per-channel train statistics
                 param_mean=None, param_std=None,  # with a size: per-parameter train statistics
-                seed: int | None = 0) -> Surrogate:  # torch seed for the initial weights (None: leave the RNG alone)
+                seed: int | None = 0,  # torch seed for the initial weights (None: leave the RNG alone)
+                max_horizon: float = 0.0) -> Surrogate:  # with a size: the longest horizon it will be trained on
     "A `Surrogate` from a `SurrogateConfig`, or from a size plus an environment and its train statistics."
     if not isinstance(config, SurrogateConfig):
         arch = MODELS.get(config) if isinstance(config, str) else config
@@ -420,7 +439,8 @@ def build_model(config: SurrogateConfig | UNetConfig | MLPConfig | str,  # a ful
             raise ValueError("build_model with a size needs env, state_mean, state_std, param_mean and param_std")
         ident = env_identity(env)
         config = SurrogateConfig(arch, env.name, tuple(env.state_shape), padding_for(env),
-                                 state_mean, state_std, param_mean, param_std, ident["path"], ident["config"])
+                                 state_mean, state_std, param_mean, param_std, ident["path"], ident["config"],
+                                 float(max_horizon))
     if seed is None:
         return Surrogate(config)
     with torch.random.fork_rng(devices=[]):

@@ -21,7 +21,7 @@ from torch import nn
 from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, save_checkpoint
 from .core import Env, get_profile, make_rng, set_threads
-from .data import open_store
+from .data import open_store, read_meta
 from .dataset import PairDataset, horizon_ladder, sample_pairs
 from .envs import make_env, validate_env
 from .model import Surrogate, build_model, model_config_for
@@ -145,12 +145,12 @@ class PairSource:
         self.path = Path(path)
         g = open_store(self.path, complete=True)
         self.n_traj, self.n_frames = g["states"].shape[:2]
-        self.params = torch.from_numpy(np.asarray(g["params"][...], np.float32))
+        self.params = torch.from_numpy(np.asarray(read_meta(g, "params"), np.float32))
         nbytes = math.prod(g["states"].shape) * 4
         self.states = torch.from_numpy(np.asarray(g["states"][...])) if nbytes <= memory_gb * 2 ** 30 else None
         self.identity = dict(path=f"{self.path.parent.name}/{self.path.name}", size=int(self.n_traj),
                              n_frames=int(self.n_frames), seed=g.attrs["seed"], solver_hash=g.attrs["solver_hash"],
-                             content_sha256=_sha_array(g["digest"][...]))  # the per-trajectory frame digests
+                             content_sha256=_sha_array(read_meta(g, "digest")))  # the per-trajectory frame digests
 
     def batches(self, pairs: np.ndarray, batch_size: int, workers: int = 0):
         "Yield the batches of `pairs` in order."
@@ -272,6 +272,24 @@ def _check_resume(meta: dict, cfg: TrainConfig, identity: dict, folder: Path) ->
         raise ValueError(f"cannot resume from {folder}: it was trained differently ({'; '.join(diffs)}); "
                          "pass resume=False (--no-resume) to start again, or another seed/run name")
 
+
+def _resume_from(folder: Path, env, profile: str, arch: str) -> dict | None:
+    "The newest readable resumable checkpoint of a run (`last`, else `last.old`); None for a new run."
+    tried = []
+    for name in ("last", "last.old"):
+        if (folder / name / CONFIG_FILE).is_file():
+            try:
+                return read_checkpoint(folder / name, env, profile, arch, optimizer=True)
+            except ValueError as e:
+                tried.append(f"{name}: {e}")
+    if tried:
+        raise ValueError(f"cannot resume {folder}: " + "; ".join(tried) + ". Nothing was changed (best is kept); "
+                         "pass resume=False (--no-resume) to start this run again")
+    if (folder / "best" / CONFIG_FILE).is_file():
+        raise ValueError(f"{folder} holds a best checkpoint but no last one to resume from; nothing was changed. "
+                         "Pass resume=False (--no-resume) to train again (best is then replaced), or another seed or run")
+    return None
+
 # %% ../nbs/06_train.ipynb #c022
 def train(env: str | Env,  # registered name, import path `module:Class`, or an `Env` instance
           profile: str | None = None,  # None reads $HYBRID_NBS_PROFILE
@@ -310,16 +328,16 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     arch = model_config_for(env, prof.name)
     pm, ps = param_stats(src.params)
     model = build_model(arch, env=env, state_mean=norm["state_mean"], state_std=norm["state_std"],
-                        param_mean=pm, param_std=ps, seed=seed)
+                        param_mean=pm, param_std=ps, seed=seed,
+                        max_horizon=min(cfg.max_horizon, src.n_frames - 1))  # the range the pairs cover
     model = model.to(device)
     if model.grid:
         model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     folder = ckpt_dir(env, prof.name, seed, root, run)
     state = dict(epoch=0, step=0, best_val=None, best_epoch=None, history=[], seconds=0.0)
-    last = folder / "last"
-    if resume and ((last / CONFIG_FILE).is_file() or (folder / "last.old" / CONFIG_FILE).is_file()):
-        ck = read_checkpoint(last, env, prof.name, arch.name, optimizer=True)
+    ck = _resume_from(folder, env, prof.name, arch.name) if resume else None
+    if ck is not None:
         _check_resume(ck["meta"], cfg, src.identity, ck["path"])
         model.load_state_dict(ck["weights"])
         opt.load_state_dict(ck["optimizer"])

@@ -15,8 +15,8 @@ from numba import njit, prange
 from ..core import Env, check_array, check_positive, check_split, coarser_grid, dihedral_symmetries, make_rng
 
 # %% auto #0
-__all__ = ['RHO', 'MOM_X', 'MOM_Y', 'ENERGY', 'LIMITERS', 'RIEMANN_CONFIGS', 'SEDOV_RADIUS', 'SEDOV_PRESSURE', 'SEDOV_SHARE',
-           'to_primitive', 'from_primitive', 'riemann_state', 'sedov_state', 'Euler']
+__all__ = ['RHO', 'MOM_X', 'MOM_Y', 'ENERGY', 'LIMITERS', 'MAX_SUBSTEPS', 'RIEMANN_CONFIGS', 'SEDOV_RADIUS', 'SEDOV_PRESSURE',
+           'SEDOV_SHARE', 'to_primitive', 'from_primitive', 'riemann_state', 'sedov_state', 'Euler']
 
 # %% ../../nbs/02_euler.ipynb #c005
 RHO, MOM_X, MOM_Y, ENERGY = 0, 1, 2, 3  # conserved channels of an Euler state
@@ -33,7 +33,10 @@ def to_primitive(state: np.ndarray, gamma: float = 1.4) -> tuple[np.ndarray, ...
 
 def from_primitive(rho, u, v, p, gamma: float = 1.4) -> np.ndarray:
     "Primitive fields (broadcastable, e.g. `(ny, nx)`) -> conserved float64 state `(4, ny, nx)`."
+    check_positive(gamma - 1.0, "gamma - 1")
     rho, u, v, p = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (rho, u, v, p)))
+    if not all(np.isfinite(a).all() for a in (rho, u, v, p)):
+        raise ValueError("from_primitive: the fields contain non-finite values (NaN or inf)")
     if (rho <= 0).any() or (p <= 0).any():
         raise ValueError("from_primitive: density and pressure must be positive")
     return np.stack([rho, rho * u, rho * v, p / (gamma - 1.0) + 0.5 * rho * (u * u + v * v)])
@@ -171,6 +174,9 @@ def _update(U, FX, FY, dt, dx, dy, gamma, out):
     return bad
 
 # %% ../../nbs/02_euler.ipynb #c014
+MAX_SUBSTEPS = 20_000  # per 0.002 time units (one frame at the default frame_dt): a stuck step is an error
+
+
 class _Stepper:
     "Work arrays and the substep loop of the MUSCL-Hancock-HLLC scheme for one grid size."
     def __init__(self, n: int, length: float, periodic: bool, limiter: str, cfl: float):
@@ -198,9 +204,13 @@ class _Stepper:
     def advance_time(self, U, duration, gamma):
         "Advance `U` by exactly `duration` with CFL-limited substeps; the last one is shortened to land on time."
         U, out = U.copy(), np.empty_like(U)
-        t = 0.0
+        t, steps, cap = 0.0, 0, MAX_SUBSTEPS * max(1.0, duration / 0.002)
         while t < duration:
             dt = self.cfl / _pad_primitive(U, self.W, gamma, self.periodic, self.dx, self.dx)
+            steps += 1
+            if not np.isfinite(dt) or steps > cap:
+                raise ValueError(f"Euler: the CFL step fell to {dt:.3g} after {steps - 1} substeps of a {duration:g} "
+                                 f"interval (cap {cap:g}): a wave speed is extreme (gamma {gamma:g}, or an energy spike)")
             last = dt >= duration - t
             if last:
                 dt = duration - t
@@ -252,6 +262,8 @@ def riemann_state(n: int, quadrants, x0: float = 0.5, y0: float = 0.5, length: f
 def sedov_state(n: int, energy: float, rho0: float, centre=(0.5, 0.5), length: float = 1.0, gamma: float = 1.4,
                 radius: float = SEDOV_RADIUS, p0: float = SEDOV_PRESSURE) -> np.ndarray:
     "A Sedov blast: `energy` spread uniformly over a disc of `radius` (exact cell coverage by 8x8 subsampling)."
+    for value, name in ((energy, "energy"), (rho0, "rho0"), (radius, "radius"), (p0, "p0"), (gamma - 1.0, "gamma - 1")):
+        check_positive(value, name)
     dx = length / n
     sub = (np.arange(8) + 0.5) / 8
     c = np.arange(n)[:, None] * dx + sub[None, :] * dx  # (n, 8) subsample coordinates per cell
@@ -279,6 +291,19 @@ class Euler(Env):
         rho0: float = 1.0  # Sedov background density
         jitter: float = 0.05  # relative perturbation of the Riemann quadrant states
         sep: tuple = (0.5, 0.5)  # Riemann separator point (x0, y0)
+
+        def __post_init__(self):
+            for name in ("gamma", "energy", "rho0", "jitter"):
+                v = getattr(self, name)
+                if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)) or not math.isfinite(v):
+                    raise ValueError(f"Euler.Params.{name} must be a finite number, got {v!r}")
+            if self.gamma <= 1.0:
+                raise ValueError(f"Euler.Params.gamma must exceed 1 (an ideal gas), got {self.gamma!r}")
+            if self.energy <= 0 or self.rho0 <= 0 or self.jitter < 0:
+                raise ValueError(f"Euler.Params: energy and rho0 must be positive and jitter non-negative, got "
+                                 f"{self.energy!r}, {self.rho0!r}, {self.jitter!r}")
+            if len(self.sep) != 2 or not all(isinstance(a, (int, float)) and 0 < a < 1 for a in self.sep):
+                raise ValueError(f"Euler.Params.sep must be two numbers in (0, 1) (fractions of the side), got {self.sep!r}")
 
     def __init__(self, n: int = 128, frame_dt: float = 0.002, bc: str = "outflow", length: float = 1.0,
                  limiter: str = "mc", cfl: float = 0.4):

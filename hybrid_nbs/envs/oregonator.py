@@ -17,7 +17,7 @@ from ..core import (Env, check_array, check_positive, check_split, coarser_grid,
                              equal_error_cost, translation_symmetries)
 
 # %% auto #0
-__all__ = ['OregonatorParams', 'laplacian_symbol', 'heat_kernel', 'Oregonator', 'reference_solution']
+__all__ = ['PARAM_RANGES', 'OregonatorParams', 'laplacian_symbol', 'heat_kernel', 'Oregonator', 'reference_solution']
 
 # %% ../../nbs/01_oregonator.ipynb #c006
 _BANDS = {  # split -> (f intervals, eps intervals); a draw picks an interval with probability proportional to its length
@@ -34,6 +34,9 @@ def _uniform_union(rng: np.random.Generator, intervals) -> float:
     return float(rng.uniform(a, b))
 
 
+PARAM_RANGES = {"f": (0.05, 10.0), "eps": (1e-3, 1.0), "q": (1e-5, 0.1), "D": (0.0, 100.0)}
+
+
 @dataclasses.dataclass(frozen=True)
 class OregonatorParams:
     "Per-trajectory physics of the Tyson-Fife Oregonator."
@@ -47,6 +50,9 @@ class OregonatorParams:
             check_positive(getattr(self, k), k)
         if not (isinstance(self.D, (int, float, np.integer, np.floating)) and np.isfinite(self.D) and self.D >= 0):
             raise ValueError(f"D must be a finite non-negative number, got {self.D!r}")
+        for k, (lo, hi) in PARAM_RANGES.items():  # beyond these the model is another one, or the step count explodes
+            if not lo <= getattr(self, k) <= hi:
+                raise ValueError(f"Oregonator.Params.{k} must lie in [{lo:g}, {hi:g}], got {getattr(self, k)!r}")
 
     def rest_state(self) -> float:
         "The homogeneous steady state u* = v*, the positive root of u^2 + (f+q-1)u - q(1+f) = 0."
@@ -73,7 +79,7 @@ def _newton_row(ru, rv, u, d, a, f, eps, q, sweeps):
             gS = (uj - ru[j] - ae * uj * (1.0 - uj)) * S + ae * f * v * (uj - q)
             dgS2 = (1.0 - ae * (1.0 - 2.0 * uj)) * S * S + ae * f * (2.0 * v * q + c * (uj - q) * S)
             un = uj - gS * S / dgS2
-            un = un if un >= 0.0 else 0.5 * uj  # halve instead of crossing 0 (the pole is at u = -q)
+            un = 0.5 * uj if un < 0.0 else un  # halve instead of crossing 0 (the pole is at u = -q); NaN stays NaN
             d[j] = abs(un - uj) - 1e-12 * (1.0 + un)
             u[j] = un
     for j in range(u.shape[0]):
@@ -85,7 +91,7 @@ def _newton_row(ru, rv, u, d, a, f, eps, q, sweeps):
                 gS = (uj - ru[j] - ae * uj * (1.0 - uj)) * S + ae * f * v * (uj - q)
                 dgS2 = (1.0 - ae * (1.0 - 2.0 * uj)) * S * S + ae * f * (2.0 * v * q + c * (uj - q) * S)
                 un = uj - gS * S / dgS2
-                un = un if un >= 0.0 else 0.5 * uj
+                un = 0.5 * uj if un < 0.0 else un
                 done = abs(un - uj) <= 1e-12 * (1.0 + un)
                 uj = un
                 if done:
@@ -272,7 +278,12 @@ class Oregonator(Env):
         K = self.n_steps(p)
         h = self.frame_dt / K
         out = np.array(state, dtype=np.float64, order="C")  # a copy; the kernel works in place
-        _advance_kernel(out[self.U], out[self.V], n_frames, K, h, *self._taps(p.D, h), p.f, p.eps, p.q)
+        taps = self._taps(p.D, h)
+        for _ in range(n_frames):  # one compiled call per frame: Ctrl-C is honoured between frames
+            _advance_kernel(out[self.U], out[self.V], 1, K, h, *taps, p.f, p.eps, p.q)
+        if not np.isfinite(out).all():
+            raise ValueError(f"Oregonator: the reaction step diverged (non-finite state) at f={p.f:g}, eps={p.eps:g}, "
+                             f"q={p.q:g}")
         return out
 
     # -- optional capabilities of the Env contract ----------------------------------------------------------
