@@ -199,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, RuntimeError) as e:
         print(f"hnwm: error: {e}", file=sys.stderr)
         return 1
+    except OSError as e:  # disk full, permission denied, a path that is a file: one line naming the path
+        print(f"hnwm: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 1
     for r in recs:
         print(f"{r['seconds']:8.1f} s  {r['notebook']}")
     return 0

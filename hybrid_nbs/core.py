@@ -18,9 +18,9 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'IDENTITY', 'LAYOUTS', 'Profile', 'get_profile', 'check_split', 'make_rng',
-           'set_threads', 'threads', 'check_positive', 'check_array', 'equal_error_cost', 'Symmetry', 'restrict_grid',
-           'prolong_grid', 'coarser_grid', 'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout',
-           'symmetry_errors', 'check_env']
+           'set_threads', 'threads', 'exclusive', 'check_positive', 'check_array', 'equal_error_cost', 'Symmetry',
+           'restrict_grid', 'prolong_grid', 'coarser_grid', 'dihedral_symmetries', 'translation_symmetries', 'Env',
+           'rollout', 'symmetry_errors', 'check_env']
 
 # %% ../nbs/00_core.ipynb #c005
 SPLITS = ("train", "val", "test", "ood_near", "ood_far")
@@ -116,6 +116,24 @@ def threads(n: int):
         yield
     finally:
         set_threads(previous)
+
+
+@contextmanager
+def exclusive(path, what: str = "another process"):
+    "Context manager: hold an exclusive lock on `<path>.lock` (released by the OS if the holder dies), else `ValueError`."
+    import fcntl
+    from pathlib import Path
+    lock = Path(f"{path}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise ValueError(f"{what} is using {path} (lock {lock}); wait for it to finish") from None
+        try:
+            yield lock
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 # %% ../nbs/00_core.ipynb #c019
 def check_positive(value, name: str, integer: bool = False):

@@ -20,7 +20,8 @@ from pathlib import Path
 import numpy as np
 import zarr
 
-from .core import SPLITS, Env, Profile, check_split, get_profile, make_rng, rollout, set_threads, threads
+from .core import (SPLITS, Env, Profile, check_split, exclusive, get_profile, make_rng, rollout, set_threads,
+                             threads)
 from .envs import env_path, validate_env
 from .paths import store_path
 
@@ -193,7 +194,12 @@ def dask_client(scheduler: str | None = None, workers: int | None = None):
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 0):
         raise ValueError(f"workers must be a non-negative integer (0: no Dask, run in this process), got {workers!r}")
     if addr:
-        with Client(addr) as client:
+        try:
+            client = Client(addr, timeout="10s")
+        except (OSError, TimeoutError) as e:
+            raise ValueError(f"cannot reach the Dask scheduler at {addr} ({type(e).__name__}: {e}); start it, or "
+                             f"unset {SCHEDULER_ENV_VAR} / --scheduler to use a local cluster") from None
+        with client:
             yield client
     elif workers == 0:
         yield None
@@ -320,38 +326,39 @@ def _repair_metadata(g: zarr.Group, path: Path, plan: list[dict]) -> list[str]:
 
 def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, overwrite, verify, progress, n_threads,
                  fail_at) -> dict:
-    t0 = time.perf_counter()
-    ident = _identity(env, prof.name, split, n_frames, size, seed)
-    if path.exists() and overwrite:
-        shutil.rmtree(path)
-    if path.exists():
-        g = open_store(path, mode="r+")
-        check_identity(g, ident, path)
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        _create(path, ident, env, plan)
-        g = open_store(path, mode="r+")
-    for f in path.rglob("*.partial"):  # chunk writes interrupted by a kill
-        f.unlink()
-    meta_fixed = _repair_metadata(g, path, plan) if verify else []
-    done = read_meta(g, "done").astype(bool)
-    repaired = _bad_digests(g, np.flatnonzero(done)) if verify else []
-    for i in repaired:  # unmark first, then drop the damaged shard (a write would try to read its index)
-        g["done"][i] = 0
-        path.joinpath("states", "c", str(i), *["0"] * (g["states"].ndim - 1)).unlink(missing_ok=True)
-    done[repaired] = False
-    todo = [int(i) for i in np.flatnonzero(~done)]
-    args = [(env, str(path), split, seed, i, n_frames, plan[i]["ic_hash"], n_threads,
-             fail_at[1] if fail_at and fail_at[0] == i else None) for i in todo]
-    with threads(n_threads) if client is None else nullcontext():
-        try:
-            for i, digest in _run_tasks(client, _trajectory_task, args, f"{env.name}/{split}", progress):
-                g["digest"][i] = digest
-                g["done"][i] = 1
-        except Exception as e:
-            n_done = int(g["done"][...].sum())
-            raise RuntimeError(f"building {path} stopped ({type(e).__name__}: {e}); {n_done} of {size} trajectories "
-                               "are complete and kept: run the same command again to resume") from e
-    return dict(env=env.name, profile=prof.name, split=split, path=str(path), size=size, n_frames=n_frames,
-                built=len(todo), skipped=size - len(todo), repaired=len(repaired), repaired_metadata=meta_fixed,
-                seconds=round(time.perf_counter() - t0, 2), bytes=store_bytes(path))
+    with exclusive(path, "another build"):  # two builds of one store would race on its shards
+        t0 = time.perf_counter()
+        ident = _identity(env, prof.name, split, n_frames, size, seed)
+        if path.exists() and overwrite:
+            shutil.rmtree(path)
+        if path.exists():
+            g = open_store(path, mode="r+")
+            check_identity(g, ident, path)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _create(path, ident, env, plan)
+            g = open_store(path, mode="r+")
+        for f in path.rglob("*.partial"):  # chunk writes interrupted by a kill
+            f.unlink()
+        meta_fixed = _repair_metadata(g, path, plan) if verify else []
+        done = read_meta(g, "done").astype(bool)
+        repaired = _bad_digests(g, np.flatnonzero(done)) if verify else []
+        for i in repaired:  # unmark first, then drop the damaged shard (a write would try to read its index)
+            g["done"][i] = 0
+            path.joinpath("states", "c", str(i), *["0"] * (g["states"].ndim - 1)).unlink(missing_ok=True)
+        done[repaired] = False
+        todo = [int(i) for i in np.flatnonzero(~done)]
+        args = [(env, str(path), split, seed, i, n_frames, plan[i]["ic_hash"], n_threads,
+                 fail_at[1] if fail_at and fail_at[0] == i else None) for i in todo]
+        with threads(n_threads) if client is None else nullcontext():
+            try:
+                for i, digest in _run_tasks(client, _trajectory_task, args, f"{env.name}/{split}", progress):
+                    g["digest"][i] = digest
+                    g["done"][i] = 1
+            except Exception as e:
+                n_done = int(g["done"][...].sum())
+                raise RuntimeError(f"building {path} stopped ({type(e).__name__}: {e}); {n_done} of {size} trajectories "
+                                   "are complete and kept: run the same command again to resume") from e
+        return dict(env=env.name, profile=prof.name, split=split, path=str(path), size=size, n_frames=n_frames,
+                    built=len(todo), skipped=size - len(todo), repaired=len(repaired), repaired_metadata=meta_fixed,
+                    seconds=round(time.perf_counter() - t0, 2), bytes=store_bytes(path))

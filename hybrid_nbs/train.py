@@ -6,6 +6,7 @@ resumable safe checkpoints, and the same entry point under `torchrun` (DDP)."""
 # %% ../nbs/06_train.ipynb #c002
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import math
@@ -20,8 +21,8 @@ from torch import nn
 
 from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, save_checkpoint
-from .core import Env, get_profile, make_rng, set_threads
-from .data import open_store, read_meta
+from .core import Env, exclusive, get_profile, make_rng, set_threads
+from .data import open_store, read_meta, read_trajectory
 from .dataset import PairDataset, horizon_ladder, sample_pairs
 from .envs import make_env, validate_env
 from .model import Surrogate, build_model, model_config_for
@@ -139,6 +140,19 @@ def _sha_array(a) -> str:
     return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
+def _all_states(g) -> np.ndarray:
+    "Every frame of a store in memory; a damaged or missing shard raises `read_trajectory`'s error, naming it."
+    try:
+        x = np.asarray(g["states"][...])
+        if np.isfinite(x).all():
+            return x
+    except Exception:  # noqa: BLE001 - find which trajectory, below
+        pass
+    for i in range(g["states"].shape[0]):
+        read_trajectory(g, i)
+    raise ValueError("unreadable states, though every trajectory reads alone")  # not reached for a damaged shard
+
+
 class PairSource:
     "Batches (state, target, horizon, params) of raw float32 tensors from one split's store."
     def __init__(self, path: str | Path, memory_gb: float = 4.0):
@@ -147,7 +161,7 @@ class PairSource:
         self.n_traj, self.n_frames = g["states"].shape[:2]
         self.params = torch.from_numpy(np.asarray(read_meta(g, "params"), np.float32))
         nbytes = math.prod(g["states"].shape) * 4
-        self.states = torch.from_numpy(np.asarray(g["states"][...])) if nbytes <= memory_gb * 2 ** 30 else None
+        self.states = torch.from_numpy(_all_states(g)) if nbytes <= memory_gb * 2 ** 30 else None
         self.identity = dict(path=f"{self.path.parent.name}/{self.path.name}", size=int(self.n_traj),
                              n_frames=int(self.n_frames), seed=g.attrs["seed"], solver_hash=g.attrs["solver_hash"],
                              content_sha256=_sha_array(read_meta(g, "digest")))  # the per-trajectory frame digests
@@ -312,7 +326,9 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
         cores = len(os.sched_getaffinity(0))
         set_threads(threads or max(1, min(prof.threads, cores // local_world)))
         device = _device(local_world)
-        return _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device)
+        folder = ckpt_dir(env, prof.name, seed, root, run)
+        with exclusive(folder, "another training run") if rank == 0 else contextlib.nullcontext():
+            return _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device)
     finally:
         if created:
             torch.distributed.destroy_process_group()
