@@ -5,7 +5,6 @@
 # %% ../nbs/08_baselines.ipynb #c002
 from __future__ import annotations
 
-import dataclasses
 import time
 from pathlib import Path
 from typing import Sequence

@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .core import Env, check_positive
+from .core import Env
 from .envs import check_same_env
 from .errormap import step_doubling
 from .model import extrapolating

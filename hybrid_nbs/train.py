@@ -24,7 +24,7 @@ from .checkpoint import CONFIG_FILE, read_checkpoint, save_checkpoint
 from .core import Env, exclusive, get_profile, make_rng, set_threads
 from .data import open_store, read_meta, read_trajectory
 from .dataset import PairDataset, horizon_ladder, sample_pairs
-from .envs import make_env, validate_env
+from .envs import validate_env
 from .model import Surrogate, build_model, model_config_for
 from .paths import ckpt_dir, store_path
 

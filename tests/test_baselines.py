@@ -2,7 +2,6 @@
 Richardson of the exact ball solver), conformal coverage and scaling, bad input, and a small end-to-end run on smoke data."""
 import numpy as np
 import pytest
-import torch
 
 from hybrid_nbs.baselines import (check_batch, ensemble_map, gradient_map, richardson_map, split_pairs,
                                   step_doubling_map, tta_map)
