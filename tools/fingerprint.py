@@ -1,0 +1,74 @@
+"""Fingerprints of the smoke datasets and of smoke-trained weights, to show that a refactor changed no result.
+
+Builds every split of the three registered environments at the smoke profile in one process (no Dask), trains one
+seed-0 surrogate each on one thread, and writes sha256 prefixes of every stored array's values, of `norm.json` and
+of the trained weights. Run it on two commits and compare the JSON files:
+
+    python tools/fingerprint.py /tmp/before /tmp/before.json     # on the old commit
+    python tools/fingerprint.py /tmp/after /tmp/after.json       # on the new one
+    python tools/fingerprint.py --compare /tmp/before.json /tmp/after.json
+"""
+import argparse
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+ARRAYS = ("states", "params", "seeds", "ic_hash", "digest", "done")
+SPLITS = ("train", "val", "test", "ood_near", "ood_far")
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def fingerprint(root: Path) -> dict:
+    "Build, train and hash everything under `root` (a fresh folder)."
+    os.environ["HYBRID_NBS_PROFILE"] = "smoke"
+    import numpy as np
+    import torch
+    import zarr
+    from safetensors.torch import load
+    try:
+        from hybrid_nbs.pipeline import data_main, train_main
+    except ImportError:  # commits before the pipeline module (b840fd5 and older)
+        from hybrid_nbs.data import data_main
+        from hybrid_nbs.train import train_main
+    torch.set_num_threads(1)
+    out = {}
+    for env in ("oregonator", "euler", "balls"):
+        data_main(env, "smoke", root=root, workers=0, progress=False)
+        for split in SPLITS:
+            g = zarr.open_group(root / "smoke" / env / f"{split}.zarr", mode="r")
+            for a in ARRAYS:
+                out[f"{env}/{split}/{a}"] = _sha(np.ascontiguousarray(g[a][...]).tobytes())
+        norm = json.loads((root / "smoke" / env / "norm.json").read_text())
+        norm.pop("solver_hash")  # the hash of the solver's source: it changes with any edit of the module
+        out[f"{env}/norm"] = _sha(json.dumps(norm, sort_keys=True).encode())
+        run = train_main(env, "smoke", seed=0, root=root, resume=False, threads=1, progress=False)
+        weights = load((root / "smoke" / env / "ckpt" / "seed0" / "best" / "model.safetensors").read_bytes())
+        out[f"{env}/weights"] = _sha(b"".join(weights[k].numpy().tobytes() for k in sorted(weights)))
+        out[f"{env}/best_val"] = run["best_val"]
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("first", help="a fresh data folder, or (with --compare) the first JSON file")
+    ap.add_argument("second", help="where to write the JSON, or (with --compare) the second JSON file")
+    ap.add_argument("--compare", action="store_true", help="compare two fingerprint files")
+    a = ap.parse_args(argv)
+    if a.compare:
+        x, y = (json.loads(Path(p).read_text()) for p in (a.first, a.second))
+        diff = {k: (x.get(k), y.get(k)) for k in sorted(set(x) | set(y)) if x.get(k) != y.get(k)}
+        print(f"{len(x)} and {len(y)} entries; {len(diff)} differ" + "".join(f"\n  {k}: {v}" for k, v in diff.items()))
+        return 1 if diff else 0
+    res = fingerprint(Path(a.first))
+    Path(a.second).write_text(json.dumps(res, indent=1) + "\n")
+    print(f"{len(res)} entries written to {a.second}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
