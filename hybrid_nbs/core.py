@@ -120,20 +120,31 @@ def threads(n: int):
 
 @contextmanager
 def exclusive(path, what: str = "another process"):
-    "Context manager: hold an exclusive lock on `<path>.lock` (released by the OS if the holder dies), else `ValueError`."
+    "Context manager: hold an exclusive lock `<path>.lock` while the block runs (gone after), else a `ValueError`."
     import fcntl
     from pathlib import Path
     lock = Path(f"{path}.lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "a") as f:
+    while True:
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR)
         try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the OS releases it if the holder dies
         except BlockingIOError:
+            os.close(fd)
             raise ValueError(f"{what} is using {path} (lock {lock}); wait for it to finish") from None
         try:
-            yield lock
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder removed it between our open and our lock: take the new one
+    try:
+        yield lock
+    finally:
+        lock.unlink(missing_ok=True)  # before unlocking, so that a waiter re-checks and never holds a stale file
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
 
 # %% ../nbs/00_core.ipynb #c019
 def check_positive(value, name: str, integer: bool = False):
