@@ -326,6 +326,8 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
         cores = len(os.sched_getaffinity(0))
         set_threads(threads or max(1, min(prof.threads, cores // local_world)))
         device = _device(local_world)
+        for split in ("train", "val"):  # a missing or unfinished store fails here, before anything is written
+            open_store(store_path(env, prof, split, root), complete=True)
         folder = ckpt_dir(env, prof.name, seed, root, run)
         with exclusive(folder, "another training run") if rank == 0 else contextlib.nullcontext():
             return _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device)
