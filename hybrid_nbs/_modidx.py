@@ -501,6 +501,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                       'hybrid_nbs/model_cost.py')},
             'hybrid_nbs.paths': { 'hybrid_nbs.paths._made': ('paths.html#_made', 'hybrid_nbs/paths.py'),
                                   'hybrid_nbs.paths.card_path': ('paths.html#card_path', 'hybrid_nbs/paths.py'),
+                                  'hybrid_nbs.paths.checkout_root': ('paths.html#checkout_root', 'hybrid_nbs/paths.py'),
                                   'hybrid_nbs.paths.ckpt_dir': ('paths.html#ckpt_dir', 'hybrid_nbs/paths.py'),
                                   'hybrid_nbs.paths.data_root': ('paths.html#data_root', 'hybrid_nbs/paths.py'),
                                   'hybrid_nbs.paths.env_dir': ('paths.html#env_dir', 'hybrid_nbs/paths.py'),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .core import PROFILES, SPLITS, get_profile
 from .envs import ENV_NAMES
-from .paths import project_root, runs_dir
+from .paths import checkout_root, project_root, runs_dir
 
 # %% auto #0
 __all__ = ['find_notebooks', 'reproduce', 'notebook_jobs', 'dev_tool', 'main']
@@ -41,9 +41,8 @@ def reproduce(profile: str = "laptop", only: list[str] | None = None, out: Path 
     import papermill as pm
     from tqdm.auto import tqdm
     prof = get_profile(profile)
-    root = project_root()
-    nbs = root / "nbs"
-    out = Path(out).resolve() if out else root
+    nbs = checkout_root() / "nbs"
+    out = Path(out).resolve() if out else project_root()
     jobs = [j for nb in find_notebooks(nbs, None, experiments) for j in notebook_jobs(pm, nb, nbs)]
     jobs = [j for j in jobs if not only or any(o in j[1] or o in str(j[0].relative_to(nbs)) for o in only)]
     if not jobs:
@@ -100,7 +99,7 @@ def dev_tool(
     name: str,  # a module of the checkout's `tools/` folder: "docs", "docs_check" or "readme"
 ):  # the module, loaded from `<project root>/tools/<name>.py`
     "Load a development tool from the checkout: the docs site and README builders are not part of the package."
-    tools = project_root() / "tools"
+    tools = checkout_root() / "tools"
     path = tools / f"{name}.py"
     if not path.is_file():
         raise ValueError(f"hnwm {name.partition('_')[0]} is a development command: run it from a checkout of hybrid_nbs, "

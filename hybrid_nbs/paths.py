@@ -12,8 +12,8 @@ from pathlib import Path
 from .core import Env, Profile, check_positive, check_split, get_profile
 
 # %% auto #0
-__all__ = ['ROOT_ENV_VAR', 'project_root', 'figures_dir', 'tables_dir', 'runs_dir', 'data_root', 'env_name', 'env_dir',
-           'store_path', 'norm_path', 'card_path', 'ckpt_dir', 'eval_path']
+__all__ = ['ROOT_ENV_VAR', 'project_root', 'checkout_root', 'figures_dir', 'tables_dir', 'runs_dir', 'data_root', 'env_name',
+           'env_dir', 'store_path', 'norm_path', 'card_path', 'ckpt_dir', 'eval_path']
 
 # %% ../nbs/00b_paths.ipynb #5470a7fa
 ROOT_ENV_VAR = "HYBRID_NBS_ROOT"
@@ -30,6 +30,19 @@ def project_root() -> Path:
         if f.is_file() and 'name = "hybrid_nbs"' in f.read_text(errors="ignore"):
             return d
     return here
+
+
+def checkout_root() -> Path:
+    "The hybrid_nbs checkout that holds `nbs/` and `tools/` (found from the working folder, else the package), whatever `$HYBRID_NBS_ROOT` says."
+    here = Path.cwd().resolve()
+    import hybrid_nbs  # the package's own location (this function also runs in its notebook, where __file__ is not set)
+    package = Path(hybrid_nbs.__file__).resolve().parents[1]
+    for d in (here, *here.parents, package):
+        f = d / "pyproject.toml"
+        if f.is_file() and 'name = "hybrid_nbs"' in f.read_text(errors="ignore") and (d / "nbs").is_dir():
+            return d
+    raise ValueError("this is not a checkout of hybrid_nbs (no nbs/ beside a pyproject.toml): the notebooks and the "
+                     "development tools live in the repository, not in the installed package")
 
 
 def _made(path: Path) -> Path:
