@@ -384,6 +384,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                    'hybrid_nbs.hybrid.HybridSimulator': ('hybrid.html#hybridsimulator', 'hybrid_nbs/hybrid.py'),
                                    'hybrid_nbs.hybrid.HybridSimulator.__init__': ( 'hybrid.html#hybridsimulator.__init__',
                                                                                    'hybrid_nbs/hybrid.py'),
+                                   'hybrid_nbs.hybrid.HybridSimulator._batch': ( 'hybrid.html#hybridsimulator._batch',
+                                                                                 'hybrid_nbs/hybrid.py'),
                                    'hybrid_nbs.hybrid.HybridSimulator._horizon': ( 'hybrid.html#hybridsimulator._horizon',
                                                                                    'hybrid_nbs/hybrid.py'),
                                    'hybrid_nbs.hybrid.HybridSimulator._inputs': ( 'hybrid.html#hybridsimulator._inputs',

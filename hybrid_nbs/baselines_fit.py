@@ -16,12 +16,13 @@ import torch
 from torch import nn
 from safetensors.torch import load_file, save_file
 
-from .baselines import (Uncertainty, channel_norm, check_batch, diverged, ensemble_map, gradient_map,
-                                  normalised, predict_raw, richardson_map, step_doubling_map, tta_map, uncertainty)
+from .baselines import (channel_norm, check_batch, diverged, ensemble_map, gradient_map, normalised, predict_raw,
+                                  richardson_map, step_doubling_map, tta_map)
 from .core import Env, check_positive, check_split, make_rng, threads
 from .data import open_store, read_meta, read_trajectory
 from .paths import store_path
 from .dataset import sample_pairs
+from .errormap import Uncertainty, uncertainty
 from .envs import check_same_env, make_env
 from .hybrid import normalised_difference
 from .model import HorizonEmbedding, build_model, model_config_for

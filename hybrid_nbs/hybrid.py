@@ -101,10 +101,18 @@ class HybridSimulator:
                 return self.threshold
         raise ValueError(f"error budget {error_budget} is below what deferring every trajectory achieves ({alt.mean():.3g})")
 
-    def _inputs(self, states, params) -> np.ndarray:
+    def _batch(self, states, params) -> np.ndarray:
+        "Raw states as a float64 batch of this environment's shape, one `Params` each; `ValueError` otherwise."
         states = np.asarray(states, dtype=np.float64)
+        if states.ndim != len(self.env.state_shape) + 1 or states.shape[1:] != tuple(self.env.state_shape):
+            raise ValueError(f"states have shape {states.shape}, expected (B, {', '.join(map(str, self.env.state_shape))})")
         if len(params) != len(states):
             raise ValueError(f"{len(states)} states but {len(params)} params")
+        return states
+
+    def _inputs(self, states, params) -> np.ndarray:
+        "`_batch`, then every state through the environment's own checks (Mode 1 has no solver to defer to)."
+        states = self._batch(states, params)
         for i, s in enumerate(states):
             self.env.check_state(s, f"states[{i}]")
         return states
@@ -122,12 +130,7 @@ class HybridSimulator:
 
     def mode2(self, states: np.ndarray, params, horizon: int, threshold: float | None = None) -> HybridResult:
         "Mode 2, accuracy: the step-doubling gate defers the trajectories it distrusts to the reference solver."
-        h = self._horizon(horizon)
-        states = np.asarray(states, dtype=np.float64)
-        if states.ndim != len(self.env.state_shape) + 1 or states.shape[1:] != tuple(self.env.state_shape):
-            raise ValueError(f"states have shape {states.shape}, expected (B, {', '.join(map(str, self.env.state_shape))})")
-        if len(params) != len(states):
-            raise ValueError(f"{len(states)} states but {len(params)} params")
+        h, states = self._horizon(horizon), self._batch(states, params)
         tau = self.threshold if threshold is None else float(threshold)
         if tau is None:
             raise ValueError("Mode 2 needs a threshold: call calibrate() on the val split or pass threshold=")
