@@ -10,12 +10,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .core import SPLITS, Env, Profile, get_profile
+from .core import IN_DISTRIBUTION, SPLITS, Env, Profile, get_profile
 from .data import store_bytes, open_store, read_trajectory
 from .paths import card_path, env_name, norm_path, store_path
 
 # %% auto #0
-__all__ = ['channel_axis', 'field_stats', 'norm_stats', 'load_norm', 'param_ranges', 'plot_trajectories', 'write_card']
+__all__ = ['channel_axis', 'field_stats', 'norm_stats', 'load_norm', 'param_values', 'param_ranges', 'ood_shifts',
+           'plot_trajectories', 'write_card']
 
 # %% ../nbs/04a_card.ipynb #c005
 def channel_axis(state_shape) -> int:
@@ -75,12 +76,67 @@ def load_norm(env: str | Env, profile: str | Profile, root: str | Path | None = 
     return json.loads(p.read_text())
 
 # %% ../nbs/04a_card.ipynb #c012
-def param_ranges(path: str | Path) -> dict:
-    "`{field: (min, max)}` over the full parameters of every trajectory in the store (vector fields flattened)."
+def param_values(path: str | Path) -> dict[str, np.ndarray]:
+    "`{field: values}` of the full parameters of every trajectory in the store (`field[j]` per vector coordinate; numbers only)."
     rows = open_store(path).attrs["params_full"]
+    rows = json.loads(rows) if isinstance(rows, str) else rows
     flat = [{f"{k}[{j}]" if isinstance(v, list) else k: x for k, v in r.items()
              for j, x in (enumerate(v) if isinstance(v, list) else [(0, v)])} for r in rows]
-    return {k: (min(r[k] for r in flat), max(r[k] for r in flat)) for k in flat[0]}
+    number = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)  # noqa: E731
+    keys = [k for k in (flat[0] if flat else {}) if all(number(r.get(k)) for r in flat)]
+    return {k: np.array([r[k] for r in flat], np.float64) for k in keys}
+
+
+def param_ranges(path: str | Path) -> dict:
+    "`{field: (min, max)}` over the full parameters of every trajectory in the store (vector fields flattened)."
+    return {k: (float(v.min()), float(v.max())) for k, v in param_values(path).items()}
+
+
+def ood_shifts(paths: dict) -> dict:  # split -> store path, as many splits as are built
+    "Per OOD split, `{shifted: [row per knob], unshifted: [knob]}` against the knobs' range over the in-distribution splits."
+    values = {s: param_values(p) for s, p in paths.items()}
+    train = {}
+    for s in IN_DISTRIBUTION:
+        for k, v in values.get(s, {}).items():
+            train[k] = np.concatenate([train.get(k, np.empty(0)), v])
+    out = {}
+    for s in (s for s in SPLITS if s not in IN_DISTRIBUTION and s in values):
+        shifted, unshifted = [], []
+        for k, v in values[s].items():
+            if k not in train:
+                shifted.append(dict(knob=k, train=None, below=None, above=None, inside=None, shift=None, rel_shift=None))
+                continue
+            lo, hi = float(train[k].min()), float(train[k].max())
+            below, above, inside = v[v < lo], v[v > hi], (v >= lo) & (v <= hi)
+            if inside.all():
+                unshifted.append(k)
+                continue
+            dist = np.maximum(np.maximum(lo - v, v - hi), 0.0)[~inside]
+            rel = dist / (hi - lo) if hi > lo else None
+            shifted.append(dict(knob=k, train=(lo, hi), inside=float(inside.mean()),
+                                below=(float(below.min()), float(below.max())) if below.size else None,
+                                above=(float(above.min()), float(above.max())) if above.size else None,
+                                shift=(float(dist.min()), float(dist.max())),
+                                rel_shift=None if rel is None else (float(rel.min()), float(rel.max()))))
+        out[s] = dict(shifted=shifted, unshifted=unshifted, n=len(next(iter(values[s].values()), [])))
+    return out
+
+
+def _shift_lines(shifts: dict) -> list[str]:
+    span = lambda r: "-" if r is None else f"{r[0]:.4g} .. {r[1]:.4g}"  # noqa: E731
+    md = []
+    for s, d in shifts.items():
+        md += ["", f"**{s}** ({d['n']} trajectories)", ""]
+        rows = [(r["knob"], "not recorded" if r["train"] is None else span(r["train"]),
+                 " ∪ ".join(span(x) for x in (r["below"], r["above"]) if x is not None) or "-",
+                 "-" if r["inside"] is None else f"{r['inside']:.0%}", span(r["shift"]),
+                 "-" if r["rel_shift"] is None else f"{r['rel_shift'][0]:.2g} .. {r['rel_shift'][1]:.2g}")
+                for r in d["shifted"]]
+        md += _table(("knob", "training range", "OOD range(s)", "inside training range", "shift (nearest .. farthest)",
+                      "shift / training width"), rows) if rows else ["No recorded knob leaves the training range."]
+        if d["unshifted"]:
+            md += ["", "Not shifted: " + ", ".join(f"`{k}`" for k in d["unshifted"]) + "."]
+    return md
 
 
 def plot_trajectories(path: str | Path, out: str | Path, n: int = 3):
@@ -122,13 +178,16 @@ def write_card(env: str | Env, profile: str | Profile, root: str | Path | None =
         raise ValueError(f"no train split at {store_path(env, profile, 'train', root)}; build it first (hnwm data)")
     a, name = open_store(paths["train"]).attrs, env_name(env)
     folder = paths["train"].parent
+    by_frames = {}
+    for s, p in paths.items():  # test and OOD trajectories are longer than the training ones
+        by_frames.setdefault(int(open_store(p).attrs["n_frames"]), []).append(s)
+    frames = "; ".join(f"{n} frames per trajectory in {', '.join(ss)}" for n, ss in by_frames.items())
     stats = {s: field_stats(p) for s, p in paths.items()}
     norm_stats(env, profile, root, stats=stats["train"])
     plot_trajectories(paths["train"], folder / "card.png")
     md = [f"# Dataset card: {name} ({a['profile']} profile)", "",
           f"**What.** Trajectories of the `{a['env_class']}` reference solver; state shape {tuple(a['state_shape'])} "
-          f"with channels {', '.join(a['channel_names'])}; {a['n_frames']} frames per trajectory, "
-          f"{a['frame_dt']} time units apart.", "",
+          f"with channels {', '.join(a['channel_names'])}; {frames}; frames {a['frame_dt']} time units apart.", "",
           f"**How.** Trajectory i of split s uses the generator `{a['rng']}` with seed {a['seed']}: parameters from "
           "`env.sample_params(rng, s)`, initial state from `env.initial_state(params, rng)`, frames from "
           f"`env.rollout`. Solver configuration `{json.dumps(a['config'])}`; solver source sha256 "
@@ -138,14 +197,20 @@ def write_card(env: str | Env, profile: str | Profile, root: str | Path | None =
     rows = []
     for s, p in paths.items():
         g = open_store(p)
-        rows.append((s, g["states"].shape[0], str(tuple(g["states"].shape)), int(g["done"][...].sum()),
-                     f"{store_bytes(p) / 2 ** 20:.1f} MiB"))
-    md += _table(("split", "trajectories", "states", "done", "on disk"), rows)
+        rows.append((s, g["states"].shape[0], g["states"].shape[1], str(tuple(g["states"].shape)),
+                     int(g["done"][...].sum()), f"{store_bytes(p) / 2 ** 20:.1f} MiB"))
+    md += _table(("split", "trajectories", "frames", "states", "done", "on disk"), rows)
     md += ["", "## Parameter ranges per split", ""]
     ranges = {s: param_ranges(p) for s, p in paths.items()}
-    fields = list(ranges["train"])
-    md += _table(("split", *fields), [(s, *(f"{r[k][0]:.4g} .. {r[k][1]:.4g}" for k in fields))
+    fields = list(dict.fromkeys(k for r in ranges.values() for k in r))  # stores of older code may lack a field
+    md += _table(("split", *fields), [(s, *(f"{r[k][0]:.4g} .. {r[k][1]:.4g}" if k in r else "-" for k in fields))
                                       for s, r in ranges.items()])
+    md += ["", "## What the OOD splits shift", "",
+           "Training range: a knob's range over the in-distribution splits (train, val, calib, test). Per OOD split, "
+           "every knob with a value outside it: the OOD values' range on each side, the share of OOD trajectories "
+           "still inside the training range, and the distance of the OOD values from it (nearest .. farthest; also "
+           "in units of the training range's width)."]
+    md += _shift_lines(ood_shifts(paths))
     md += ["", "## Field statistics (per channel: mean, std, min, max)", ""]
     for s, st in stats.items():
         for kind in ("states", "deltas"):

@@ -17,13 +17,15 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 import numpy as np
 
 # %% auto #0
-__all__ = ['SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'IDENTITY', 'LAYOUTS', 'Profile', 'get_profile', 'check_split', 'make_rng',
-           'set_threads', 'threads', 'exclusive', 'check_positive', 'check_array', 'equal_error_cost', 'Symmetry',
-           'restrict_grid', 'prolong_grid', 'coarser_grid', 'dihedral_symmetries', 'translation_symmetries', 'Env',
-           'rollout', 'symmetry_errors', 'check_env']
+__all__ = ['SPLITS', 'IN_DISTRIBUTION', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'IDENTITY', 'LAYOUTS', 'Profile',
+           'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads', 'exclusive', 'check_positive',
+           'check_array', 'equal_error_cost', 'Symmetry', 'restrict_grid', 'prolong_grid', 'coarser_grid',
+           'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout', 'symmetry_errors', 'check_env']
 
 # %% ../nbs/00_core.ipynb #c005
-SPLITS = ("train", "val", "test", "ood_near", "ood_far")
+SPLITS = ("train", "val", "calib", "test", "ood_near", "ood_far")
+IN_DISTRIBUTION = ("train", "val", "calib", "test")  # drawn from the training distribution
+LONG_SPLITS = ("test", "ood_near", "ood_far")  # stored to `Profile.eval_frames`: the map is scored beyond the trained horizon
 PROFILE_ENV_VAR = "HYBRID_NBS_PROFILE"
 
 
@@ -38,26 +40,30 @@ class Profile:
     split_sizes: Mapping[str, int]  # trajectories per split
     threads: int  # threads per process for solvers and torch
     default_frames: int  # frames per trajectory unless an environment says otherwise (the ladder to 64 needs >= 65)
+    eval_frames: int  # frames per test and OOD trajectory (at least the training ones): horizons beyond training
 
     def __post_init__(self):
         object.__setattr__(self, "split_sizes", _frozen(self.split_sizes))
         if set(self.split_sizes) != set(SPLITS):
             raise ValueError(f"Profile {self.name!r}: split_sizes must name exactly {SPLITS}, got {tuple(self.split_sizes)}")
+        if not self.eval_frames >= self.default_frames:
+            raise ValueError(f"Profile {self.name!r}: eval_frames ({self.eval_frames}) must be >= default_frames "
+                             f"({self.default_frames})")
 
 
 PROFILES = MappingProxyType({
     "smoke": Profile(
         "smoke",
-        split_sizes=dict(train=4, val=2, test=2, ood_near=2, ood_far=2),
-        threads=2, default_frames=17),
+        split_sizes=dict(train=4, val=2, calib=4, test=2, ood_near=2, ood_far=2),
+        threads=2, default_frames=17, eval_frames=33),
     "laptop": Profile(
         "laptop",
-        split_sizes=dict(train=96, val=16, test=32, ood_near=16, ood_far=16),
-        threads=2, default_frames=81),
+        split_sizes=dict(train=96, val=16, calib=32, test=32, ood_near=16, ood_far=16),
+        threads=2, default_frames=81, eval_frames=161),
     "paper": Profile(
         "paper",
-        split_sizes=dict(train=800, val=100, test=200, ood_near=100, ood_far=100),
-        threads=8, default_frames=101),
+        split_sizes=dict(train=800, val=100, calib=100, test=200, ood_near=100, ood_far=100),
+        threads=8, default_frames=101, eval_frames=201),
 })
 
 
@@ -405,6 +411,11 @@ class Env(abc.ABC):
     def profile_frames(self, profile: Profile) -> int:
         "Frames stored per trajectory at `profile` (`profile_n_frames`, else the profile's default)."
         return int(self.profile_n_frames.get(profile.name, profile.default_frames))
+
+    def split_frames(self, profile: Profile, split: str) -> int:
+        "Frames stored per trajectory of `split`: `profile_frames`, and at least `profile.eval_frames` for test and OOD."
+        n = self.profile_frames(profile)
+        return max(n, int(profile.eval_frames)) if check_split(split) in LONG_SPLITS else n
 
     def __repr__(self):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.config().items())})"

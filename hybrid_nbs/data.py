@@ -20,10 +20,10 @@ from pathlib import Path
 import numpy as np
 import zarr
 
-from .core import (SPLITS, Env, Profile, check_split, exclusive, get_profile, make_rng, rollout, set_threads,
+from .core import (PROFILES, SPLITS, Env, Profile, check_split, exclusive, get_profile, make_rng, rollout, set_threads,
                              threads)
-from .envs import env_path, validate_env
-from .paths import store_path
+from .envs import REGISTRY, env_path, validate_env
+from .paths import data_root, store_path
 
 # %% auto #0
 __all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'solver_hash', 'plan_trajectories', 'check_unique', 'open_store', 'read_meta',
@@ -113,12 +113,28 @@ def _create(path: Path, ident: dict, env: Env, plan: list[dict]) -> None:
     tmp.rename(path)
 
 
+def _missing_store(path: Path) -> str:
+    "What to say when there is no store at `path`: the split and the `hnwm data` command that builds it."
+    split, env, profile, root = path.stem, path.parent.name, path.parent.parent.name, path.parent.parent.parent
+    if path.suffix != ".zarr" or split not in SPLITS or profile not in PROFILES:
+        return f"no dataset store at {path}; build it with `hnwm data` (build_dataset)"
+    if env not in REGISTRY:  # a simulator of one's own: hnwm needs its import path, which its other stores record
+        for other in sorted(path.parent.glob("*.zarr")):
+            try:
+                env = zarr.open_group(other, mode="r").attrs.get("env_class", env)
+                break
+            except Exception:  # noqa: BLE001 - an unreadable sibling only costs the hint
+                continue
+    where = "" if root.resolve() == data_root().resolve() else f" --root {root}"
+    return f"no {split} split at {path}; build it with `hnwm data --env {env} --profile {profile} --split {split}{where}`"
+
+
 def open_store(path: str | Path, mode: str = "r",
                complete: bool = False) -> zarr.Group:  # also refuse a store whose build has not finished
     "Open the dataset store at `path`, raising a `ValueError` that says what to do if it is not one."
     path = Path(path)
-    if not path.is_dir():
-        raise ValueError(f"no dataset store at {path}; build it with `hnwm data` (build_dataset)")
+    if not path.is_dir():  # e.g. a dataset built before a split existed: never fall back to another split
+        raise ValueError(_missing_store(path))
     try:
         g = zarr.open_group(path, mode=mode, zarr_format=3)
         missing = [k for k in (*_IDENTITY, "params_full") if k not in g.attrs] + \
@@ -270,7 +286,7 @@ def build_dataset(env: str | Env,  # registered name, import path `module:Class`
                   overwrite: bool = False,  # delete and rebuild existing stores
                   verify: bool = False,  # re-check the digests of finished trajectories and rebuild bad ones
                   progress: bool = True,  # show a progress bar
-                  n_frames: int | None = None,  # frames per trajectory; default the profile's
+                  n_frames: int | None = None,  # frames per trajectory of every split; default `env.split_frames`
                   sizes: dict | None = None,  # trajectories per split; default the profile's
                   client=None,  # an existing Dask client (overrides scheduler/workers)
                   _fail_at: tuple | None = None,  # testing: (index, "raise" | "kill") crashes that trajectory's task
@@ -279,7 +295,7 @@ def build_dataset(env: str | Env,  # registered name, import path `module:Class`
     prof = get_profile(profile)
     splits = SPLITS if split == "all" else (check_split(split),)
     env = validate_env(env, prof)  # a simulator the package does not know passes check_env before anything is written
-    n_frames = n_frames or env.profile_frames(prof)
+    frames = {s: n_frames or env.split_frames(prof, s) for s in SPLITS}  # test and OOD reach beyond training
     sizes = {s: (sizes or {}).get(s, prof.split_sizes[s]) for s in SPLITS}
     paths = {s: store_path(env, prof, s, root) for s in SPLITS}
     with (nullcontext(client) if client is not None else dask_client(scheduler, workers)) as cl:
@@ -295,7 +311,7 @@ def build_dataset(env: str | Env,  # registered name, import path `module:Class`
                     hashes.update({(f"{s} (on disk)", i): h for i, h in enumerate(open_store(paths[s])["ic_hash"][...])
                                    if not np.array_equal(h, hashes.get((s, i)))})
         check_unique(hashes)
-        return [_build_split(cl, env, prof, s, paths[s], seed, n_frames, sizes[s], plans[s], overwrite, verify,
+        return [_build_split(cl, env, prof, s, paths[s], seed, frames[s], sizes[s], plans[s], overwrite, verify,
                              progress, n_threads, _fail_at) for s in splits]
 
 

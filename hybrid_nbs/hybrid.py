@@ -75,7 +75,7 @@ class HybridSimulator:
                            batch_size=self.batch_size, extrapolate=self.extrapolate)
         return sd, (sd.score_mean if self.score == "mean" else sd.score_top)
 
-    def calibrate(self, states, params, horizon: int,  # val-split inputs
+    def calibrate(self, states, params, horizon: int,  # calib-split inputs
                   deferral: float | None = None,  # target fraction of trajectories to defer
                   error_budget: float | None = None,  # or: target mean error (normalised RMSE per trajectory)
                   targets: np.ndarray | None = None,  # val ground truth, needed for `error_budget`
@@ -133,7 +133,7 @@ class HybridSimulator:
         h, states = self._horizon(horizon), self._batch(states, params)
         tau = self.threshold if threshold is None else float(threshold)
         if tau is None:
-            raise ValueError("Mode 2 needs a threshold: call calibrate() on the val split or pass threshold=")
+            raise ValueError("Mode 2 needs a threshold: call calibrate() on the calib split or pass threshold=")
         if np.isnan(tau):
             raise ValueError("threshold is NaN: it would defer nothing; calibrate again or pass a number")
         if self.calibrated_horizon is not None and threshold is None and h != self.calibrated_horizon:

@@ -74,8 +74,9 @@ def train_main(env: str | Env,  # registered name, "all", import path `module:Cl
 def evaluate_main(env: str | Env,  # registered name, "all", import path `module:Class`, or an Env
                   profile: str | None = None, seed: int = 0,
                   root: str | Path | None = None,  # data folder holding <profile>/<env>/; default the project's data/
-                  n_boot: int = 1000, threads_n: int = 1) -> dict:
-    "The `hnwm evaluate` command: score the best checkpoint of `env` (or of every environment); JSON in <env>/eval/."
+                  n_starts: int = 4,  # start frames per trajectory and horizon
+                  threads_n: int = 1) -> dict:
+    "The `hnwm evaluate` command: score the best checkpoint of `env` (or of every environment); rows and JSON in <env>/eval/."
     prof = get_profile(profile)
     out = {}
     for e in resolve_envs(env, prof):
@@ -84,8 +85,7 @@ def evaluate_main(env: str | Env,  # registered name, "all", import path `module
             raise ValueError(f"no trained {e.name} surrogate at {folder / 'best'}; run `hnwm train --env {env} "
                              f"--profile {prof.name} --seed {seed}` first")
         model, _ = load_model(folder / "best", env=e, profile=prof.name)
-        out[e.name] = evaluate_env(e, model, prof, root, n_boot, seed, threads_n=threads_n,
-                                   out=eval_path(e, prof.name, seed, root))
+        out[e.name] = evaluate_env(e, model, prof, root, seed, n_starts=n_starts, threads_n=threads_n)
     return out if env == "all" else next(iter(out.values()))
 
 # %% ../nbs/10b_pipeline.ipynb #a03785e6

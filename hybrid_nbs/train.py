@@ -280,8 +280,12 @@ def _check_resume(meta: dict, cfg: TrainConfig, identity: dict, folder: Path) ->
            if k not in ("epochs", "workers", "memory_gb")}
     new = {k: v for k, v in cfg.to_dict().items() if k not in ("epochs", "workers", "memory_gb")}
     diffs = [f"{k}: {old.get(k)!r} != {v!r}" for k, v in new.items() if old.get(k) != v]
+    same_frames = meta.get("dataset", {}).get("content_sha256") == identity.get("content_sha256")
+    # the solver hash flags data that may be stale; frames whose digests all match are the data trained on, whatever
+    # edit to the environment's module (a new OOD band, a docstring) changed the hash since
+    skip = {"path"} | ({"solver_hash"} if same_frames else set())
     diffs += [f"dataset {k}: {meta['dataset'].get(k)!r} != {v!r}" for k, v in identity.items()
-              if meta.get("dataset", {}).get(k) != v and k != "path"]
+              if meta.get("dataset", {}).get(k) != v and k not in skip]
     if diffs:
         raise ValueError(f"cannot resume from {folder}: it was trained differently ({'; '.join(diffs)}); "
                          "pass resume=False (--no-resume) to start again, or another seed/run name")

@@ -180,3 +180,27 @@ def test_mode2_defers_bad_inputs(model, root):
     assert res.deferred.tolist() == [True, True] and res.failed.tolist() == [True, False]
     assert "non-finite" in res.errors[0]
     np.testing.assert_array_equal(res.prediction[1], env.advance(bad[1], params[1], 4))
+
+
+# 10. a dataset folder from before the calib split: the missing split is refused, never replaced by another one,
+# with the command that builds it (which then works)
+def test_missing_split_names_the_command(tmp_path, monkeypatch):
+    import re
+    from hybrid_nbs.evaluate import load_split
+    build_dataset("balls", "smoke", "train", tmp_path, **Q)
+    missing = store_path("balls", "smoke", "calib", tmp_path)
+    want = f"no calib split at {missing}; build it with `hnwm data --env balls --profile smoke --split calib --root {tmp_path}`"
+    for opening in (lambda: open_store(missing, complete=True), lambda: load_split("balls", "smoke", "calib", [1], tmp_path)):
+        with pytest.raises(ValueError, match=re.escape(want)):
+            opening()
+    assert not missing.exists()
+    mine = tmp_path / "smoke" / "mine"  # a simulator of one's own: the import path its other stores record
+    shutil.copytree(store_path("balls", "smoke", "train", tmp_path), mine / "train.zarr")
+    with pytest.raises(ValueError, match=re.escape("`hnwm data --env hybrid_nbs.envs.balls:Balls --profile smoke --split test")):
+        open_store(mine / "test.zarr")
+    monkeypatch.setenv("HYBRID_NBS_ROOT", str(tmp_path))  # the default root: no --root to give
+    with pytest.raises(ValueError, match=re.escape("--split calib`")):
+        open_store(store_path("balls", "smoke", "calib"))
+    assert main(["data", "--env", "balls", "--profile", "smoke", "--split", "calib", "--root", str(tmp_path),
+                 "--workers", "0"]) == 0
+    assert open_store(missing, complete=True)["states"].shape == (4, 17, 3, 9)

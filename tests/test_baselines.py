@@ -1,15 +1,20 @@
 """Baselines: every registry entry's smoke check on every environment, known zeros (identical ensembles, TTA of the identity,
-Richardson of the exact ball solver), conformal coverage and scaling, bad input, and a small end-to-end run on smoke data."""
+Richardson of the exact ball solver), the registry's rules (ranks, applies), conformal coverage and scaling, the kNN-adaptive
+and locally-weighted conformal intervals (guarantee on synthetic data, bad input), and a small end-to-end run on smoke data."""
 import numpy as np
 import pytest
 
 from hybrid_nbs.baselines import (check_batch, ensemble_map, gradient_map, richardson_map, split_pairs,
                                   step_doubling_map, tta_map)
 from hybrid_nbs.pipeline import train_ensemble
-from hybrid_nbs.baselines_fit import (BASELINES, ConformalCalibration, calibrate_conformal, conformal_map,
-                                      conformal_quantile, error_head_for, error_head_map, fit_conformal, fit_error_head,
-                                      load_error_head, run_baseline, save_error_head, smoke_check, smoke_resources,
-                                      training_rows)
+from hybrid_nbs.baselines_fit import (BASELINES, ConformalCalibration, KnnConformal, WeightedConformal,
+                                      baseline_applies, calib_folds, calibrate_conformal, calibrate_knn_conformal,
+                                      calibrate_weighted_conformal, conformal_map, conformal_quantile, error_head_for,
+                                      error_head_map, fit_conformal, fit_error_head, fit_weighted_conformal,
+                                      knn_conformal_map, load_error_head, run_baseline, save_error_head, smoke_check,
+                                      smoke_resources, training_rows, weighted_conformal_map)
+from hybrid_nbs.envs import make_env
+from hybrid_nbs.metrics import cell_spearman
 from hybrid_nbs.core import make_rng, set_threads
 from hybrid_nbs.model import build_model
 from toys import perturbed
@@ -28,6 +33,38 @@ def resources():
 def test_registry_smoke(resources, env_name, name):
     u = smoke_check(name, resources[env_name])
     assert u.name == name and u.error_map.dtype == np.float64
+
+
+def test_registry_rules(resources):
+    assert "conformal" not in BASELINES and {"sd_intervals", "knn_conformal", "weighted_conformal"} <= set(BASELINES)
+    assert {n for n, b in BASELINES.items() if not b.ranks} == {"sd_intervals", "weighted_conformal"}
+    assert BASELINES["knn_conformal"].needs == ("model", "knn")
+    assert BASELINES["weighted_conformal"].needs == ("model", "head", "weighted")
+    for env_name in ENVS:
+        r = resources[env_name]
+        env = r["env"]
+        got = {n: baseline_applies(n, env, r["params"][0]) for n in BASELINES}
+        assert got == {n: baseline_applies(n, env, env.params_from_vector(r["params"][0])) for n in BASELINES}
+        assert got == {n: baseline_applies(n, env) for n in BASELINES}  # default Params
+        want = "n/a (exact solver)" if env_name == "balls" else None
+        assert got.pop("richardson") == want and set(got.values()) == {None}
+    assert baseline_applies("richardson", "balls") == "n/a (exact solver)"
+    with pytest.raises(ValueError, match="Unknown baseline"):
+        baseline_applies("conformal", resources["euler"]["env"])
+    r = resources["euler"]
+    x, p = r["states"], r["params"]
+    with pytest.raises(ValueError, match="needs knn="):
+        run_baseline("knn_conformal", x, p, 2, model=r["model"])
+    with pytest.raises(ValueError, match="needs head, weighted="):
+        run_baseline("weighted_conformal", x, p, 2, model=r["model"])
+    grad = calibrate_conformal(r["model"], x, p, x, 2, difficulty="gradient", env=r["env"])
+    with pytest.raises(ValueError, match="difficulty 'step_doubling'"):
+        run_baseline("sd_intervals", x, p, 2, model=r["model"], calibration=grad, env=r["env"])
+    # targets reach every conformal baseline
+    res = {k: v for k, v in r.items() if k not in ("states", "params", "horizon")}
+    for name in ("sd_intervals", "knn_conformal", "weighted_conformal"):
+        u = run_baseline(name, x, p, 2, targets=x, **res)
+        assert 0 <= u.info["coverage"] <= 1 and u.info["coverage_per_traj"].shape == (len(x),)
 
 
 
@@ -93,8 +130,145 @@ def test_conformal_scaling(resources):
 @pytest.mark.parametrize("alpha", [0.0, 1.0, -0.1, 1.5])
 def test_alpha_out_of_range(resources, alpha):
     r = resources["euler"]
+    x, p, m = r["states"], r["params"], r["model"]
     with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
-        calibrate_conformal(r["model"], r["states"], r["params"], r["states"], 2, alpha=alpha)
+        calibrate_conformal(m, x, p, x, 2, alpha=alpha)
+    with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
+        calibrate_knn_conformal(m, x, p, x, 2, alpha=alpha)
+    with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
+        calibrate_weighted_conformal(r["head"], m, x, p, x, 2, alpha=alpha)
+    with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
+        fit_weighted_conformal(np.ones((3, 4)), np.ones((3, 4)), alpha=alpha)
+
+
+@pytest.fixture(scope="module")
+def trained_toy():
+    """A perturbed (non-identity) smoke Euler surrogate and 8 random states with noisy targets at horizons 2 and 4."""
+    r = smoke_resources("euler", n=8, seed=5)
+    m = perturbed(build_model(r["model"].config, seed=3), 3)
+    x, p = r["states"], r["params"]
+    noise = make_rng(5, "toy-targets").normal(0, 0.02, x.shape) * m.state_norm.std.numpy().reshape(1, -1, 1, 1)
+    return dict(r, model=m, y2=m.predict(x, 2, p) + noise, y4=m.predict(x, 4, p) + noise)
+
+
+def test_knn_conformal(trained_toy, resources):
+    t = trained_toy
+    m, x, p = t["model"], t["states"], t["params"]
+    cal = calibrate_knn_conformal(m, np.concatenate([x, x]), np.concatenate([p, p]), np.concatenate([t["y2"], t["y4"]]),
+                                  np.r_[np.full(8, 2.0), np.full(8, 4.0)], alpha=0.25, k=4, trajectories=np.r_[np.arange(8), np.arange(8)])
+    assert isinstance(cal, KnnConformal) and cal.calibrated_horizons == [2.0, 4.0] and cal.embeddings.shape == (16, 8)
+    np.testing.assert_allclose(cal.embeddings.mean(0), 0, atol=1e-12)  # standardised by the calibration embeddings
+    u = knn_conformal_map(cal, m, x, p, 4, targets=t["y4"])
+    near = u.info["neighbours"]
+    assert (cal.horizons[near] == 4).all() and u.info["k"] == 4 and "note" not in u.info
+    np.testing.assert_array_equal(near[:, 0], np.arange(8) + 8)  # each input's nearest neighbour is itself
+    np.testing.assert_array_equal(u.error_map[2], np.sort(cal.errors[near[2]], axis=0)[2])  # ceil(4 * 0.75) = 3rd of 4
+    sd = step_doubling_map(m, x, p, 4).error_map
+    assert np.nanmax(cell_spearman(u.error_map, sd)) < 0.99  # not the step-doubling map rescaled
+    assert 0 <= u.info["coverage"] <= 1 and u.info["coverage_per_traj"].shape == (8,)
+    with pytest.raises(ValueError, match=r"calibrated at horizons \[2.0, 4.0\], not 8"):
+        knn_conformal_map(cal, m, x, p, 8)
+    clipped = knn_conformal_map(calibrate_knn_conformal(m, x, p, t["y2"], 2, k=20), m, x, p, 2)
+    assert clipped.info["k"] == 8 and "k clipped from 20 to the 8" in clipped.info["note"]
+    assert (clipped.error_map == clipped.error_map[:1]).all()  # every row a neighbour of every input: one width
+    with pytest.raises(ValueError, match="targets have shape"):
+        calibrate_knn_conformal(m, x, p, t["y2"][:5], 2)
+    with pytest.raises(ValueError, match="one number or one per row"):
+        calibrate_knn_conformal(m, x, p, t["y2"], np.full(5, 2.0))
+    with pytest.raises(ValueError, match="one integer id per row"):
+        calibrate_knn_conformal(m, x, p, t["y2"], 2, trajectories=np.zeros(8))
+    with pytest.raises(ValueError, match="horizon must be"):
+        calibrate_knn_conformal(m, x, p, t["y2"], np.r_[np.full(7, 2.0), -1.0])
+    with pytest.raises(ValueError, match="k must be"):
+        calibrate_knn_conformal(m, x, p, t["y2"], 2, k=0)
+    with pytest.raises(ValueError, match="targets have shape"):
+        knn_conformal_map(cal, m, x, p, 4, targets=t["y4"][:3])
+    with pytest.raises(ValueError, match="calibration is for"):
+        knn_conformal_map(cal, resources["balls"]["model"], x, p, 4)
+    with pytest.raises(ValueError, match="cal must be a KnnConformal"):
+        knn_conformal_map(object(), m, x, p, 4)
+    y_bad = t["y2"].copy()
+    y_bad[7] = np.nan  # a row without a finite error is left out ...
+    left = calibrate_knn_conformal(m, x, p, y_bad, 2)
+    assert len(left.horizons) == 7 and np.isfinite(left.errors).all() and 7 not in left.trajectories
+    with pytest.raises(ValueError, match="nothing to calibrate on"):  # ... and so is every row here
+        calibrate_knn_conformal(m, x, p, np.full_like(y_bad, np.nan), 2)
+
+
+def test_calib_folds():
+    for n in (2, 3, 10, 33):
+        a, b = calib_folds(n)
+        assert len(a) == n // 2 and len(b) == n - n // 2 and len(a) > 0 < len(b)
+        np.testing.assert_array_equal(np.sort(np.r_[a, b]), np.arange(n))
+        np.testing.assert_array_equal(calib_folds(n)[0], a)  # deterministic
+    assert any(not np.array_equal(calib_folds(10, s)[0], calib_folds(10)[0]) for s in range(1, 5))
+    for bad in (1, 0, -3, 2.0, True):
+        with pytest.raises(ValueError, match="at least 2 trajectories"):
+            calib_folds(bad)
+
+
+def test_weighted_conformal_guarantee():
+    rng = make_rng(2, "weighted-test")
+    def draw(n, cells=64):
+        sigma = rng.lognormal(0, 1, (n, cells))
+        return sigma * rng.lognormal(0, 0.7, (n, 1)) * np.abs(rng.standard_t(3, (n, cells))), sigma
+    for alpha, beta in ((0.1, 0.9), (0.2, 0.8)):
+        hits = []
+        for _ in range(150):
+            e, s = draw(49)
+            q, delta, scores = fit_weighted_conformal(e, s, alpha, beta)
+            assert scores.shape == (49,)
+            e_new, s_new = draw(60)
+            hits.append(np.mean(np.mean(e_new <= q * (s_new + delta), axis=1) >= beta))
+        assert 1 - alpha - 0.02 <= np.mean(hits) <= 1 - alpha + 1 / 50 + 0.02, (alpha, np.mean(hits))
+    e, s = draw(6)
+    ids = np.repeat([3, 7, 9], 2)  # two rows per trajectory: one score over both rows' cells
+    _, _, by_traj = fit_weighted_conformal(e, s, 0.5, 0.9, 0.1, ids)
+    _, _, joined = fit_weighted_conformal(e.reshape(3, -1), s.reshape(3, -1), 0.5, 0.9, 0.1)
+    np.testing.assert_array_equal(by_traj, joined)
+    assert fit_weighted_conformal(e, s, 0.1)[0] == np.inf  # 6 trajectories cannot support 90%
+    assert fit_weighted_conformal(e, s, 0.5, beta=1.0)[2].max() == (e / (s + 0.1 * s.mean())).max()  # beta = 1: the worst cell
+    for bad in (0.0, -0.1, 1.01):
+        with pytest.raises(ValueError, match=r"beta must be in \(0, 1\]"):
+            fit_weighted_conformal(e, s, beta=bad)
+    with pytest.raises(ValueError, match="same shape"):
+        fit_weighted_conformal(e, s[:, :3])
+    with pytest.raises(ValueError, match="finite and non-negative"):
+        fit_weighted_conformal(-e, s)
+    with pytest.raises(ValueError, match="one integer id per row"):
+        fit_weighted_conformal(e, s, trajectories=[0, 1])
+    with pytest.raises(ValueError, match="delta must be"):
+        fit_weighted_conformal(e, s, delta=0.0)
+
+
+def test_weighted_conformal_map(trained_toy, resources):
+    t = trained_toy
+    m, x, p = t["model"], t["states"], t["params"]
+    head = error_head_for(m, seed=1)
+    cal = calibrate_weighted_conformal(head, m, x, p, t["y2"], 2, alpha=0.25, beta=0.8, trajectories=np.arange(8) // 2)
+    assert isinstance(cal, WeightedConformal) and (cal.n_traj, cal.n_rows, cal.horizon) == (4, 8, 2.0)
+    assert np.isfinite(cal.q)  # ceil(5 * 0.75) = 4 <= 4 trajectories
+    u = weighted_conformal_map(cal, head, m, x, p, 2, targets=t["y2"], trajectories=np.arange(8) // 2)
+    sigma = error_head_map(head, m, x, p, 2).error_map
+    np.testing.assert_allclose(u.error_map, cal.q * (sigma + cal.delta), rtol=1e-12)
+    assert u.info["beta"] == 0.8 and u.info["traj_coverage"] == 1.0  # in-sample: each trajectory's score is <= q ...
+    per_row = weighted_conformal_map(cal, head, m, x, p, 2, targets=t["y2"])  # ... rows judged one by one need not be
+    assert 0 <= per_row.info["traj_coverage"] <= 1 and per_row.info["coverage_per_traj"].shape == (8,)
+    with pytest.raises(ValueError, match="holds for horizon 2"):
+        weighted_conformal_map(cal, head, m, x, p, 4)
+    with pytest.raises(ValueError, match="not the error head this calibration"):
+        weighted_conformal_map(cal, error_head_for(m, seed=2), m, x, p, 2)
+    with pytest.raises(ValueError, match="cal must be a WeightedConformal"):
+        weighted_conformal_map(ConformalCalibration(1.0, 0.1, 0.1, 2.0, "step_doubling", "euler", 1, 1), head, m, x, p, 2)
+    with pytest.raises(ValueError, match="targets have shape"):
+        calibrate_weighted_conformal(head, m, x, p, t["y2"][:2], 2)
+    with pytest.raises(ValueError, match="one integer id per row"):
+        calibrate_weighted_conformal(head, m, x, p, t["y2"], 2, trajectories=[0])
+    with pytest.raises(ValueError, match=r"beta must be in \(0, 1\]"):
+        calibrate_weighted_conformal(head, m, x, p, t["y2"], 2, beta=0)
+    with pytest.raises(ValueError, match="head must be an ErrorHead"):
+        calibrate_weighted_conformal(error_head_for(resources["balls"]["model"]), m, x, p, t["y2"], 2)
+    assert calibrate_weighted_conformal(head, m, x, p, t["y2"], 2, alpha=0.1).q == np.inf  # 8 rows: too few for 90%
 
 
 def test_bad_inputs(resources):
@@ -154,7 +328,20 @@ def test_end_to_end_smoke_data(tmp_path):
         fit_error_head(model, "euler", "smoke", tmp_path, split="test")
     with pytest.raises(ValueError, match="made for environment path"):
         fit_error_head(model, "balls", "smoke", tmp_path)
-    xv, pv, yv, _ = split_pairs("euler", "smoke", "val", 4, root=tmp_path, per_traj=4)
+    xv, pv, yv, rv = split_pairs("euler", "smoke", "val", 4, root=tmp_path, per_traj=4)
     cal = calibrate_conformal(model, xv, pv, yv, 4)
     cm = conformal_map(cal, model, x, p, 4, targets=y)
     assert 0 <= cm.info["coverage"] <= 1 and cm.info["coverage_per_traj"].shape == (4,)
+    # the locally-weighted intervals: head on one fold of val, quantile on the other
+    fold_a, fold_b = calib_folds(2)
+    head_a, rep_a = fit_error_head(model, "euler", "smoke", tmp_path, split="val", trajectories=fold_a, n_pairs=16, epochs=2)
+    assert {r[0] for r in rep_a["rows"]} == set(fold_a.tolist()) and rep_a["trajectories"] == fold_a.tolist()
+    with pytest.raises(ValueError, match="trajectories must be"):
+        fit_error_head(model, "euler", "smoke", tmp_path, split="val", trajectories=[5])
+    b = np.isin(rv[:, 0], fold_b)
+    wc = calibrate_weighted_conformal(head_a, model, xv[b], pv[b], yv[b], 4, alpha=0.5, trajectories=rv[b, 0])
+    wm = run_baseline("weighted_conformal", x, p, 4, model=model, head=head_a, weighted=wc, targets=y)
+    assert np.isfinite(wm.error_map).all() and 0 <= wm.info["traj_coverage"] <= 1
+    knn = calibrate_knn_conformal(model, xv, pv, yv, 4, trajectories=rv[:, 0])
+    km = run_baseline("knn_conformal", x, p, 4, model=model, knn=knn, targets=y)
+    assert km.info["k"] == 8 and "clipped" in km.info["note"] and 0 <= km.info["coverage"] <= 1

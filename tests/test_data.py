@@ -31,7 +31,8 @@ def euler_smoke(tmp_path_factory):
 
 def test_two_worker_cluster_gives_the_same_bytes(euler_smoke, tmp_path):
     recs = build_dataset("euler", "smoke", "all", tmp_path, workers=2, progress=False)
-    assert [r["built"] for r in recs] == [4, 2, 2, 2, 2]
+    assert [r["built"] for r in recs] == [4, 2, 4, 2, 2, 2]
+    assert [r["n_frames"] for r in recs] == [17, 17, 17, 33, 33, 33]  # test and OOD reach beyond the trained horizon
     for s in SPLITS:
         a, b = tree(store_path("euler", "smoke", s, euler_smoke)), tree(store_path("euler", "smoke", s, tmp_path))
         assert a == b and len(a) > 10, s
@@ -64,7 +65,7 @@ def test_exception_in_a_task_keeps_finished_work(euler_smoke, tmp_path):
 def test_initial_states_are_unique_and_duplicates_refused(euler_smoke, tmp_path):
     hashes = [bytes(h) for s in SPLITS for h in open_store(store_path("euler", "smoke", s, euler_smoke))["ic_hash"][...]]
     seeds = [int(x) for s in SPLITS for x in open_store(store_path("euler", "smoke", s, euler_smoke))["seeds"][...]]
-    assert len(set(hashes)) == len(hashes) == 12 and len(set(seeds)) == 12
+    assert len(set(hashes)) == len(hashes) == 16 and len(set(seeds)) == 16
 
     class Frozen(Balls):  # the paper's Euler bug: an initial state that ignores its generator
         def initial_state(self, params, rng):
@@ -160,5 +161,5 @@ def test_incomplete_store_refused_by_dataset(tmp_path):
         build_dataset("balls", "smoke", "train", tmp_path, _fail_at=(1, "raise"), **Q)
     with pytest.raises(ValueError, match="incomplete .1 of 4"):
         PairDataset(store_path("balls", "smoke", "train", tmp_path))
-    with pytest.raises(ValueError, match="no dataset store"):
+    with pytest.raises(ValueError, match=r"no val split at .*hnwm data --env balls --profile smoke --split val"):
         PairDataset(store_path("balls", "smoke", "val", tmp_path))

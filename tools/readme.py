@@ -1,5 +1,8 @@
 """README.md from `nbs/index.ipynb`: markdown cells as they are, code cells as fenced Python blocks, hidden cells left out.
 
+A code cell with a line `# include: <path>` (relative to the checkout) is replaced by that file's markdown, its first
+heading demoted to `###`: that is how the claims ledger, `tables/claims.md`, opens the README.
+
 A development tool of the checkout, not part of the installed package. `nbdev-readme` needs Quarto, which cannot be
 installed here, so the README is rendered from the notebook directly. After editing `nbs/index.ipynb`, run from the
 checkout
@@ -32,6 +35,12 @@ def render_readme(
     for c in cells:
         src = "".join(c["source"]).strip()
         if not src or src.startswith("#| hide"):
+            continue
+        include = [ln.split(":", 1)[1].split()[0] for ln in src.splitlines() if ln.startswith("# include:")]
+        if c["cell_type"] == "code" and include:
+            path = ROOT / include[0]
+            text = path.read_text().strip() if path.is_file() else "*No ledger yet: `make reproduce` writes it.*"
+            parts.append(text.replace("# ", "### ", 1) if text.startswith("# ") else text)
             continue
         parts.append(src if c["cell_type"] == "markdown" else f"```python\n{src}\n```")
     return "\n\n".join(parts) + "\n"

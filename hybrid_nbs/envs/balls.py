@@ -310,11 +310,12 @@ def _integrate(s, n_frames, frame_dt, r, e, g, beta, rough, frames, log):
     return count
 
 # %% ../../nbs/03_balls.ipynb #c017
-_BANDS = {  # split -> (restitution intervals, gravity intervals, speed range)
-    "train": (((0.70, 0.95),), ((-10.5, -9.0),), (1.0, 3.0)),
-    "ood_near": (((0.60, 0.70), (0.95, 0.98)), ((-11.5, -10.5), (-9.0, -8.0)), (0.5, 4.0)),
-    "ood_far": (((0.40, 0.60), (0.98, 1.00)), ((-14.0, -11.5), (-8.0, -6.0)), (0.25, 5.0)),
+_BANDS = {  # split -> (restitution intervals, gravity intervals, initial speed bands: one per trajectory)
+    "train": (((0.70, 0.95),), ((-10.5, -9.0),), ((1.0, 3.0),)),
+    "ood_near": (((0.60, 0.70), (0.95, 0.98)), ((-11.5, -10.5), (-9.0, -8.0)), ((0.5, 1.0), (3.0, 4.0))),
+    "ood_far": (((0.40, 0.60), (0.98, 1.00)), ((-14.0, -11.5), (-8.0, -6.0)), ((0.25, 0.5), (4.0, 5.0))),
 }
+_BANDS["val"] = _BANDS["calib"] = _BANDS["test"] = _BANDS["train"]  # drawn from the training distribution
 
 
 def _draw(rng, intervals) -> float:
@@ -322,6 +323,14 @@ def _draw(rng, intervals) -> float:
     widths = np.array([b - a for a, b in intervals])
     k = rng.choice(len(intervals), p=widths / widths.sum())
     return float(rng.uniform(*intervals[k]))
+
+
+def _pick(rng, intervals) -> tuple[float, float]:
+    "One of disjoint intervals, with probability proportional to its width (no draw when there is only one)."
+    if len(intervals) == 1:
+        return intervals[0]
+    widths = np.array([b - a for a, b in intervals])
+    return intervals[rng.choice(len(intervals), p=widths / widths.sum())]
 
 
 class Balls(Env):
@@ -374,8 +383,10 @@ class Balls(Env):
                     tangential=self.tangential)
 
     def sample_params(self, rng: np.random.Generator, split: str) -> Params:
-        e_iv, g_iv, (v0, v1) = _BANDS.get(check_split(split), _BANDS["train"])
-        return self.Params(restitution=_draw(rng, e_iv), gravity=_draw(rng, g_iv), speed_min=v0, speed_max=v1)
+        e_iv, g_iv, v_iv = _BANDS[check_split(split)]
+        e, g = _draw(rng, e_iv), _draw(rng, g_iv)
+        v0, v1 = _pick(rng, v_iv)
+        return self.Params(restitution=e, gravity=g, speed_min=v0, speed_max=v1)
 
     def initial_state(self, params: Params, rng: np.random.Generator) -> np.ndarray:
         self._check_params(params)

@@ -5,6 +5,7 @@
 # %% ../../nbs/02_euler.ipynb #c002
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 
@@ -12,7 +13,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ..core import Env, check_array, check_positive, check_split, coarser_grid, dihedral_symmetries, make_rng
+from ..core import IN_DISTRIBUTION, Env, check_array, check_positive, check_split, coarser_grid, dihedral_symmetries, make_rng
 
 # %% auto #0
 __all__ = ['RHO', 'MOM_X', 'MOM_Y', 'ENERGY', 'LIMITERS', 'MAX_SUBSTEPS', 'RIEMANN_CONFIGS', 'SEDOV_RADIUS', 'SEDOV_PRESSURE',
@@ -238,9 +239,11 @@ RIEMANN_CONFIGS = {
 SEDOV_RADIUS, SEDOV_PRESSURE, SEDOV_SHARE = 0.04, 0.01, 0.3
 
 _BANDS = {  # split -> knob -> list of (low, high) bands, drawn with probability proportional to width
-    "in": dict(energy=[(0.5, 2.0)], rho0=[(0.8, 1.2)], jitter=[(0.0, 0.1)], sep=[(0.4, 0.6)]),
-    "ood_near": dict(energy=[(0.3, 0.5), (2.0, 3.0)], rho0=[(0.6, 0.8), (1.2, 1.5)], jitter=[(0.1, 0.2)], sep=[(0.3, 0.7)]),
-    "ood_far": dict(energy=[(0.15, 0.3), (3.0, 5.0)], rho0=[(0.4, 0.6), (1.5, 2.0)], jitter=[(0.2, 0.35)], sep=[(0.25, 0.75)]),
+    "in": dict(energy=[(0.5, 2.0)], rho0=[(0.8, 1.2)], jitter=[(0.0, 0.1)], sep=[(0.4, 0.6)], centre=[(0.3, 0.7)]),
+    "ood_near": dict(energy=[(0.3, 0.5), (2.0, 3.0)], rho0=[(0.6, 0.8), (1.2, 1.5)], jitter=[(0.1, 0.2)],
+                     sep=[(0.3, 0.4), (0.6, 0.7)], centre=[(0.2, 0.3), (0.7, 0.8)]),
+    "ood_far": dict(energy=[(0.15, 0.3), (3.0, 5.0)], rho0=[(0.4, 0.6), (1.5, 2.0)], jitter=[(0.2, 0.35)],
+                    sep=[(0.2, 0.3), (0.7, 0.8)], centre=[(0.1, 0.2), (0.8, 0.9)]),
 }
 
 
@@ -248,6 +251,15 @@ def _draw(rng, bands):
     widths = np.array([hi - lo for lo, hi in bands])
     lo, hi = bands[rng.choice(len(bands), p=widths / widths.sum())]
     return float(rng.uniform(lo, hi))
+
+
+def _peek_centre(rng, bands) -> tuple[float, float]:
+    "The Sedov centre (x, y) that `initial_state` reads from `rng` after its family draw; `rng` itself is not advanced."
+    ahead = copy.deepcopy(rng)
+    ahead.random()  # initial_state's family draw (Sedov or Riemann) comes first
+    if len(bands) == 1:  # the one call that placed every in-distribution blast before the centre was a knob
+        return tuple(float(c) for c in ahead.uniform(*bands[0], 2))
+    return _draw(ahead, bands), _draw(ahead, bands)
 
 
 def riemann_state(n: int, quadrants, x0: float = 0.5, y0: float = 0.5, length: float = 1.0, gamma: float = 1.4) -> np.ndarray:
@@ -291,6 +303,7 @@ class Euler(Env):
         rho0: float = 1.0  # Sedov background density
         jitter: float = 0.05  # relative perturbation of the Riemann quadrant states
         sep: tuple = (0.5, 0.5)  # Riemann separator point (x0, y0)
+        centre: tuple | None = None  # Sedov blast centre (x, y), fractions of the side; None: drawn from U(0.3, 0.7)
 
         def __post_init__(self):
             for name in ("gamma", "energy", "rho0", "jitter"):
@@ -304,6 +317,10 @@ class Euler(Env):
                                  f"{self.energy!r}, {self.rho0!r}, {self.jitter!r}")
             if len(self.sep) != 2 or not all(isinstance(a, (int, float)) and 0 < a < 1 for a in self.sep):
                 raise ValueError(f"Euler.Params.sep must be two numbers in (0, 1) (fractions of the side), got {self.sep!r}")
+            if self.centre is not None and (len(self.centre) != 2 or not all(isinstance(a, (int, float)) and 0 < a < 1
+                                                                             for a in self.centre)):
+                raise ValueError(f"Euler.Params.centre must be None or two numbers in (0, 1) (fractions of the side), "
+                                 f"got {self.centre!r}")
 
     def __init__(self, n: int = 128, frame_dt: float = 0.002, bc: str = "outflow", length: float = 1.0,
                  limiter: str = "mc", cfl: float = 0.4):
@@ -341,16 +358,18 @@ class Euler(Env):
         return state
 
     def sample_params(self, rng, split):
-        band = _BANDS["in" if check_split(split) in ("train", "val", "test") else split]
-        return self.Params(gamma=1.4, energy=_draw(rng, band["energy"]), rho0=_draw(rng, band["rho0"]),
-                           jitter=_draw(rng, band["jitter"]), sep=(_draw(rng, band["sep"]), _draw(rng, band["sep"])))
+        band = _BANDS["in" if check_split(split) in IN_DISTRIBUTION else split]  # train, val, calib, test: "in"
+        energy, rho0, jitter = _draw(rng, band["energy"]), _draw(rng, band["rho0"]), _draw(rng, band["jitter"])
+        sep = (_draw(rng, band["sep"]), _draw(rng, band["sep"]))
+        return self.Params(gamma=1.4, energy=energy, rho0=rho0, jitter=jitter, sep=sep,
+                           centre=_peek_centre(rng, band["centre"]))  # last: it reads ahead of everything above
 
     def initial_state(self, params, rng):
         "A Sedov blast (30%) or a jittered four-quadrant Riemann problem around a Lax-Liu configuration."
         L = self.length
         if rng.random() < SEDOV_SHARE:
-            centre = tuple(L * rng.uniform(0.3, 0.7, 2))
-            return sedov_state(self.n, params.energy, params.rho0, centre, L, params.gamma)
+            centre = params.centre if params.centre is not None else rng.uniform(*_BANDS["in"]["centre"][0], 2)
+            return sedov_state(self.n, params.energy, params.rho0, (L * centre[0], L * centre[1]), L, params.gamma)
         config = list(RIEMANN_CONFIGS)[rng.integers(len(RIEMANN_CONFIGS))]
         quads = []
         for r, u, v, p in RIEMANN_CONFIGS[config][0]:

@@ -25,7 +25,7 @@ _BANDS = {  # split -> (f intervals, eps intervals); a draw picks an interval wi
     "ood_near": (((0.4, 0.5), (2.0, 2.3)), ((0.015, 0.02), (0.08, 0.10))),
     "ood_far": (((0.3, 0.4), (2.3, 2.8)), ((0.01, 0.015), (0.10, 0.14))),
 }
-_BANDS["val"] = _BANDS["test"] = _BANDS["train"]
+_BANDS["val"] = _BANDS["calib"] = _BANDS["test"] = _BANDS["train"]  # drawn from the training distribution
 
 
 def _uniform_union(rng: np.random.Generator, intervals) -> float:
