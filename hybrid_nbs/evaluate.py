@@ -98,7 +98,8 @@ def nearest_train_distance(model, states: np.ndarray, vectors: np.ndarray,  # (N
     "(N,) RMS distance to the nearest training trajectory's first frame and parameters, in the surrogate's normalised units."
     def embed(x, p):
         z = normalised(model, np.asarray(x, np.float64)).reshape(len(x), -1)
-        q = (np.asarray(p, np.float64) - np.asarray(model.config.param_mean)) / np.asarray(model.config.param_std)
+        mean, std = (model.param_norm.mean.double().numpy(), model.param_norm.std.double().numpy())  # a constant knob: std 1
+        q = (np.asarray(p, np.float64) - mean) / std
         return np.concatenate([z, q], axis=1) / math.sqrt(z.shape[1] + q.shape[1])
     a, b = embed(states, vectors), embed(train_states, train_vectors)
     d2 = (a ** 2).sum(1)[:, None] + (b ** 2).sum(1)[None, :] - 2 * a @ b.T
