@@ -94,16 +94,15 @@ def eval_design(model_horizon: int,  # the longest horizon the surrogate was tra
 
 # %% ../nbs/10a_evaluate.ipynb #bdeea83a
 def nearest_train_distance(model, states: np.ndarray, vectors: np.ndarray,  # (N, ...) frame-0 states, (N, P) params
-                           train_states: np.ndarray, train_vectors: np.ndarray) -> np.ndarray:
-    "(N,) RMS distance to the nearest training trajectory's first frame and parameters, in the surrogate's normalised units."
-    def embed(x, p):
-        z = normalised(model, np.asarray(x, np.float64)).reshape(len(x), -1)
-        mean, std = (model.param_norm.mean.double().numpy(), model.param_norm.std.double().numpy())  # a constant knob: std 1
-        q = (np.asarray(p, np.float64) - mean) / std
-        return np.concatenate([z, q], axis=1) / math.sqrt(z.shape[1] + q.shape[1])
-    a, b = embed(states, vectors), embed(train_states, train_vectors)
-    d2 = (a ** 2).sum(1)[:, None] + (b ** 2).sum(1)[None, :] - 2 * a @ b.T
-    return np.sqrt(np.maximum(d2.min(axis=1), 0.0))
+                           train_states: np.ndarray, train_vectors: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    "(N,) RMS distances to the nearest training trajectory, in the surrogate's normalised units: of the first frame, and of the parameters."
+    def nearest(a, b):
+        d2 = (a ** 2).sum(1)[:, None] + (b ** 2).sum(1)[None, :] - 2 * a @ b.T
+        return np.sqrt(np.maximum(d2.min(axis=1), 0.0) / a.shape[1])
+    z = lambda x: normalised(model, np.asarray(x, np.float64)).reshape(len(x), -1)
+    mean, std = (model.param_norm.mean.double().numpy(), model.param_norm.std.double().numpy())  # a constant knob: std 1
+    q = lambda p: (np.asarray(p, np.float64) - mean) / std
+    return nearest(z(states), z(train_states)), nearest(q(vectors), q(train_vectors))
 
 # %% ../nbs/10a_evaluate.ipynb #7efa7e8b
 def relative_error(model, prediction: np.ndarray, target: np.ndarray, start: np.ndarray) -> np.ndarray:
@@ -129,7 +128,7 @@ def _per_pair(model, u, prediction, target) -> dict:
 def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targets of every horizon scored from t0
                 design: dict, resources: dict | None = None,  # baseline resources (see `run_baseline`); None: none
                 names: Sequence[str] | None = None,  # baselines to run at the longest horizon (default: all at hand)
-                distance: np.ndarray | None = None) -> tuple[dict, dict]:  # (N,) nearest-training distance per trajectory
+                distance: tuple | None = None) -> tuple[dict, dict]:  # (state, parameter) nearest-training distances, (N,) each
     "Rows (trajectory, start, horizon) with true errors, step-doubling and baseline scores and per-cell skill; and seconds per baseline."
     have = {k for k, v in (resources or {}).items() if v is not None} | {"model"}
     if resources is None:
@@ -157,7 +156,8 @@ def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targ
             pred = runs["step_doubling"].prediction
             b = dict(traj=np.arange(n), t0=np.full(n, t0), h=np.full(n, h), family=np.asarray(d.families, dtype=str),
                      extrapolated=np.full(n, h > design["h_max"]),
-                     distance=np.full(n, np.nan) if distance is None else np.asarray(distance[:n], np.float64),
+                     distance=np.full(n, np.nan) if distance is None else np.asarray(distance[0][:n], np.float64),
+                     param_distance=np.full(n, np.nan) if distance is None else np.asarray(distance[1][:n], np.float64),
                      error=trajectory_error(model, pred, target), rel_error=relative_error(model, pred, target, d.states))
             for name, u in runs.items():
                 b.update({f"{k}:{name}": v for k, v in _per_pair(model, u, pred, target).items()})
