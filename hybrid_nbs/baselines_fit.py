@@ -298,18 +298,25 @@ def calibrate_conformal(model, states: np.ndarray, param_vectors, targets: np.nd
                                 int(err[ok].size), int(ok.sum()))
 
 
+def _calibrated_batch(cal, kind: type, model, states, param_vectors, horizon,
+                      name: str = "calibration") -> tuple:  # the caller's parameter name, for the message
+    "The checked batch (`check_batch`) if `cal` is a `kind` made for `model`'s environment at this horizon; `ValueError` otherwise."
+    if not isinstance(cal, kind):
+        raise ValueError(f"{name} must be a {kind.__name__}, got {type(cal).__name__}")
+    if cal.env != model.config.env:
+        raise ValueError(f"calibration is for {cal.env!r}, the model for {model.config.env!r}")
+    c = model.config
+    states, param_vectors, horizon = check_batch(c.state_shape, len(c.param_mean), states, param_vectors, horizon)
+    if float(horizon) != cal.horizon:
+        raise ValueError(f"calibration holds for horizon {cal.horizon:g}, not {horizon!r}; calibrate again")
+    return states, param_vectors, horizon
+
+
 def conformal_map(calibration: ConformalCalibration, model, states: np.ndarray, param_vectors, horizon: float,
                   targets: np.ndarray | None = None,  # if given, the empirical coverage is reported in `info`
                   env: Env | None = None, top_fraction: float = 0.01) -> Uncertainty:
     "Per-cell interval half-widths q (sigma + delta) (normalised units); prediction = f(s, T)."
-    if not isinstance(calibration, ConformalCalibration):
-        raise ValueError(f"calibration must be a ConformalCalibration, got {type(calibration).__name__}")
-    if calibration.env != model.config.env:
-        raise ValueError(f"calibration is for {calibration.env!r}, the model for {model.config.env!r}")
-    c = model.config
-    states, param_vectors, horizon = check_batch(c.state_shape, len(c.param_mean), states, param_vectors, horizon)
-    if float(horizon) != calibration.horizon:
-        raise ValueError(f"calibration holds for horizon {calibration.horizon:g}, not {horizon!r}; calibrate again")
+    states, param_vectors, horizon = _calibrated_batch(calibration, ConformalCalibration, model, states, param_vectors, horizon)
     u = _difficulty(calibration.difficulty, model, states, param_vectors, horizon, env)
     width = calibration.q * (u.error_map + calibration.delta)
     info = dict(q=calibration.q, alpha=calibration.alpha, delta=calibration.delta, difficulty=calibration.difficulty)
@@ -518,14 +525,7 @@ def weighted_conformal_map(cal: WeightedConformal, head: ErrorHead, model, state
                            trajectories: Sequence[int] | None = None,  # (N,) ids grouping rows for `traj_coverage`
                            top_fraction: float = 0.01) -> Uncertainty:
     "Per-cell half-widths q (sigma + delta) with sigma the head's map (normalised units); prediction = f(s, T)."
-    if not isinstance(cal, WeightedConformal):
-        raise ValueError(f"cal must be a WeightedConformal, got {type(cal).__name__}")
-    if cal.env != model.config.env:
-        raise ValueError(f"calibration is for {cal.env!r}, the model for {model.config.env!r}")
-    c = model.config
-    states, param_vectors, horizon = check_batch(c.state_shape, len(c.param_mean), states, param_vectors, horizon)
-    if float(horizon) != cal.horizon:
-        raise ValueError(f"calibration holds for horizon {cal.horizon:g}, not {horizon!r}; calibrate again")
+    states, param_vectors, horizon = _calibrated_batch(cal, WeightedConformal, model, states, param_vectors, horizon, "cal")
     if not isinstance(head, ErrorHead) or _head_digest(head) != cal.head_digest:
         raise ValueError("head is not the error head this calibration was made with; calibrate again with it")
     u = error_head_map(head, model, states, param_vectors, horizon)
