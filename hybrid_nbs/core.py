@@ -20,7 +20,8 @@ import numpy as np
 __all__ = ['SPLITS', 'IN_DISTRIBUTION', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'IDENTITY', 'LAYOUTS', 'Profile',
            'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads', 'exclusive', 'check_positive',
            'check_array', 'equal_error_cost', 'Symmetry', 'restrict_grid', 'prolong_grid', 'coarser_grid',
-           'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout', 'symmetry_errors', 'check_env']
+           'SolverSetting', 'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout', 'symmetry_errors',
+           'check_env']
 
 # %% ../nbs/00_core.ipynb #c005
 SPLITS = ("train", "val", "calib", "test", "ood_near", "ood_far")
@@ -223,6 +224,19 @@ def coarser_grid(env: Env, factor: int, setting: str = "n") -> Env:
     return env.with_settings(**{setting: n // factor})
 
 
+@dataclasses.dataclass(frozen=True)
+class SolverSetting:
+    "A cheaper run of an environment's reference solver: its grid `factor` times coarser, constructor `settings` changed."
+    label: str  # how tables name it, e.g. "n/2, cfl 0.5"
+    factor: int = 1  # coarsening of the grid (`Env.coarsened`); 1 keeps the grid
+    settings: tuple = ()  # (name, value) pairs for `Env.with_settings`, applied after coarsening
+
+    def build(self, env: Env) -> Env:
+        "This setting's solver for `env`; a `ValueError` naming the limit if the solver refuses it."
+        out = env.coarsened(self.factor) if self.factor != 1 else env
+        return out.with_settings(**dict(self.settings)) if self.settings else out
+
+
 def _negate(s: np.ndarray, channels: Sequence[int]) -> np.ndarray:
     s = np.array(s, copy=True)
     if len(channels):
@@ -372,6 +386,13 @@ class Env(abc.ABC):
         "The same solver on a grid `factor` times coarser (see `restrict` / `prolong`)."
         raise NotImplementedError(f"{type(self).__name__} offers no coarser grid: define coarsened(factor) to enable "
                                   "equal-accuracy comparisons against a cheaper run")
+
+    def solver_settings(self) -> list[SolverSetting]:
+        "The reference solver and its cheaper runs that equal-accuracy comparisons try: coarser grids where offered."
+        out = [SolverSetting("reference")]
+        if type(self).coarsened is not Env.coarsened:
+            out += [SolverSetting(f"n/{k}", k) for k in (2, 4, 8)]
+        return out
 
     def restrict(self, state: np.ndarray, factor: int) -> np.ndarray:
         "A state of this grid on the grid `coarsened(factor)` uses (block means)."

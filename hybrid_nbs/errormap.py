@@ -56,7 +56,7 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
                   horizon: float,  # T in frames
                   splits: Sequence[float] = (0.5,),  # split fractions a; more than one gives the multi-split map
                   units: str = "normalised",  # "normalised" (per-channel train std) or "raw"
-                  batch_size: int = 32,  # trajectories per forward pass
+                  batch_size: int = 32,  # network rows per forward pass (trajectories x the passes sharing it)
                   top_fraction: float = 0.01,  # the share of cells in `score_top`
                   extrapolate: bool = False) -> Uncertainty:  # allow horizons beyond the trained range (recorded)
     "The step-doubling map ||f(s,T) - f(f(s,aT),(1-a)T)|| per cell, averaged over `splits`, and trust scores."
@@ -74,24 +74,27 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
         raise ValueError(f"states have shape {x.shape}, expected (B, {', '.join(map(str, shape))})")
     p = np.broadcast_to(np.asarray(param_vectors, np.float32), (len(x), len(model.config.param_mean)))
     preds, maps = [], []
+    chunk = max(1, int(batch_size) // (len(splits) + 1))  # trajectories per chunk: its first call has batch_size rows
     with torch.inference_mode(), extrapolating(model, extrapolate):
-        for lo in range(0, len(x), batch_size):
-            z = model.state_norm(torch.from_numpy(x[lo:lo + batch_size]))
-            pb = torch.from_numpy(np.array(p[lo:lo + batch_size]))  # a writable copy of the broadcast view
-            direct = model(z, horizon, pb)
-            total = torch.zeros(_norm_over_channels(direct, model.grid).shape)
-            for a in splits:
-                inner = model(z, a * horizon, pb)
-                ok = torch.isfinite(inner).flatten(1).all(dim=1)
-                # a diverged inner step cannot be fed back in (the model rejects non-finite input): its map is inf
-                outer = model(torch.where(ok.view(-1, *[1] * (inner.ndim - 1)), inner, z), (1 - a) * horizon, pb)
-                diff = direct - outer
-                if units == "raw":
-                    diff = model.state_norm.inverse(diff) - model.state_norm.inverse(torch.zeros_like(diff))
-                m = _norm_over_channels(diff, model.grid)
-                m[~ok] = float("inf")
-                total += m
-            m = total / len(splits)
+        for lo in range(0, len(x), chunk):
+            z = model.state_norm(torch.from_numpy(x[lo:lo + chunk]))
+            pb = torch.from_numpy(np.array(p[lo:lo + chunk]))  # a writable copy of the broadcast view
+            b, k = len(z), len(splits)
+            # f(s, T) and every f(s, aT) share one forward pass, and every outer step a second one: two calls in all
+            first = torch.tensor([horizon, *(a * horizon for a in splits)], dtype=torch.float32).repeat_interleave(b)
+            out = model(z.repeat(k + 1, *[1] * (z.ndim - 1)), first, pb.repeat(k + 1, 1))
+            direct, inner = out[:b], out[b:]
+            ok = torch.isfinite(inner).flatten(1).all(dim=1)
+            # a diverged inner step cannot be fed back in (the model rejects non-finite input): its map is inf
+            z_k = z.repeat(k, *[1] * (z.ndim - 1))
+            second = torch.tensor([(1 - a) * horizon for a in splits], dtype=torch.float32).repeat_interleave(b)
+            outer = model(torch.where(ok.view(-1, *[1] * (inner.ndim - 1)), inner, z_k), second, pb.repeat(k, 1))
+            diff = direct.repeat(k, *[1] * (z.ndim - 1)) - outer
+            if units == "raw":
+                diff = model.state_norm.inverse(diff) - model.state_norm.inverse(torch.zeros_like(diff))
+            m = _norm_over_channels(diff, model.grid)
+            m[~ok] = float("inf")
+            m = m.reshape(k, b, *m.shape[1:]).mean(dim=0)
             m[~torch.isfinite(direct).flatten(1).all(dim=1)] = float("inf")
             preds.append(model.state_norm.inverse(direct).numpy())
             maps.append(m.numpy())

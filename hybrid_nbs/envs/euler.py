@@ -13,7 +13,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ..core import IN_DISTRIBUTION, Env, check_array, check_positive, check_split, coarser_grid, dihedral_symmetries, make_rng
+from ..core import IN_DISTRIBUTION, Env, check_array, check_positive, check_split, SolverSetting, coarser_grid, dihedral_symmetries, make_rng
 
 # %% auto #0
 __all__ = ['RHO', 'MOM_X', 'MOM_Y', 'ENERGY', 'LIMITERS', 'MAX_SUBSTEPS', 'RIEMANN_CONFIGS', 'SEDOV_RADIUS', 'SEDOV_PRESSURE',
@@ -419,6 +419,14 @@ class Euler(Env):
     def coarsened(self, factor: int) -> Euler:
         "The same solver on an `n / factor` grid over the same domain."
         return coarser_grid(self, factor)
+
+    def solver_settings(self):
+        "The reference; the largest CFL the scheme takes (and one past it, which it refuses); grids n/2, n/4, n/8."
+        big = (("cfl", 0.5),)
+        return [SolverSetting("reference"), SolverSetting("cfl 0.5", settings=big),
+                SolverSetting("cfl 0.6", settings=(("cfl", 0.6),)), SolverSetting("minmod", settings=(("limiter", "minmod"),)),
+                SolverSetting("n/2", 2), SolverSetting("n/2, cfl 0.5", 2, big), SolverSetting("n/4", 4),
+                SolverSetting("n/4, cfl 0.5", 4, big), SolverSetting("n/8, cfl 0.5", 8, big)]
 
     def timestep_pair(self, params):
         "This solver and the same one at half the CFL number (half the time step)."

@@ -13,7 +13,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from ..core import (Env, check_array, check_positive, check_split, coarser_grid, dihedral_symmetries,
+from ..core import (Env, check_array, check_positive, check_split, SolverSetting, coarser_grid, dihedral_symmetries,
                              equal_error_cost, translation_symmetries)
 
 # %% auto #0
@@ -301,6 +301,13 @@ class Oregonator(Env):
     def coarsened(self, factor: int) -> Oregonator:
         "The same solver on an `n / factor` grid over the same domain."
         return coarser_grid(self, factor)
+
+    def solver_settings(self):
+        "The reference; fewer Strang steps per frame (the stability bound h <= eps/2 still holds); grids n/2, n/4, n/8."
+        steps = lambda k: (("steps_per_frame", k),)  # noqa: E731
+        return [SolverSetting("reference"), SolverSetting("2 steps/frame", settings=steps(2)),
+                SolverSetting("1 step/frame", settings=steps(1)), SolverSetting("n/2", 2),
+                SolverSetting("n/2, 1 step/frame", 2, steps(1)), SolverSetting("n/4", 4), SolverSetting("n/8", 8)]
 
     def timestep_pair(self, params: OregonatorParams):
         "This solver at its steps per frame for `params`, and at twice as many."
