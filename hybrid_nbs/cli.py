@@ -143,10 +143,10 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=int, help="torch threads (default: the profile's, divided among local ranks)")
     t.add_argument("--no-resume", action="store_true", help="start afresh instead of resuming from the last checkpoint")
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
-    e = sub.add_parser("evaluate", parents=[stage], help="score a trained surrogate on calib/test/OOD pairs (rows saved), Mode 2, Mode 1 speed")
+    e = sub.add_parser("evaluate", parents=[stage], help="score a trained surrogate on calib/test/OOD pairs (rows saved) and Mode 2")
     e.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the confidence intervals")
     e.add_argument("--starts", type=int, default=4, help="start frames per trajectory and horizon")
-    e.add_argument("--threads", type=int, default=1, help="threads for the surrogate and the solver alike (timings)")
+    e.add_argument("--threads", type=int, default=1, help="threads of the scoring (torch and numba)")
     b = sub.add_parser("bench", parents=[profile, out], help="benchmarks")
     b.add_argument("what", choices=("solvers",), help="what to benchmark")
     d = sub.add_parser("docs", help="render the docs site from nbs/_quarto.yml and check it in headless Chromium")
@@ -185,14 +185,14 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         elif args.command == "evaluate":
             from hybrid_nbs.pipeline import evaluate_main
-            from hybrid_nbs.evaluate import mode2_markdown, speed_markdown
+            from hybrid_nbs.evaluate import mode2_markdown
             from hybrid_nbs.report import gates_markdown, horizons_markdown, load_runs, summarise_env
             res = evaluate_main(args.env, args.profile, args.seed, args.root, args.starts, args.threads)
             for name, r in (res.items() if args.env == "all" else [(res["env"], res)]):
                 spec = name if args.env == "all" else args.env  # an import path `module:Class` is not a registered name
                 s = summarise_env(load_runs(spec, args.profile, (args.seed,), args.root), n_boot=args.n_boot)
                 print(f"## {name} (seed {args.seed})\n\n{horizons_markdown(s)}\n{gates_markdown(s)}\n"
-                      f"{mode2_markdown(r)}\n{speed_markdown(r)}")
+                      f"{mode2_markdown(r)}")
             return 0
         elif args.command == "bench":
             recs = reproduce(args.profile or "laptop", ["experiments/bench_"], args.out)

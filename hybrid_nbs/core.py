@@ -417,10 +417,6 @@ class Env(abc.ABC):
         "(B, n) gradient-sensor analogue for particles (an impact proxy in [0, 1]) and its units' name."
         raise NotImplementedError(f"{type(self).__name__} defines no particle_sensor (the gradient baseline for sets)")
 
-    def peer_cost_ratio(self, rows: list[dict]) -> dict | None:
-        "{peer, ratio, basis}: the best peer solver's cost over ours, read from this env's benchmark table `rows`."
-        return None
-
     profile_sizes: ClassVar[Mapping[str, Mapping[str, Any]]] = {}  # profile name -> constructor arguments
     profile_n_frames: ClassVar[Mapping[str, int]] = {}  # profile name -> frames per trajectory, where not the default
 

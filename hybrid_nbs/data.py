@@ -340,6 +340,21 @@ def _repair_metadata(g: zarr.Group, path: Path, plan: list[dict]) -> list[str]:
     return fixed
 
 
+def _accept_solver_edit(g: zarr.Group, env: Env, ident: dict, split: str, seed: int, n_frames: int) -> None:
+    "Record the current solver hash on a store that differs in nothing else, if this solver reproduces its first finished trajectory bit for bit."
+    if g.attrs.get("solver_hash") == ident["solver_hash"] or any(
+            g.attrs.get(k) != ident[k] for k in _IDENTITY if k != "solver_hash"):
+        return  # nothing to accept, or a difference `check_identity` must name
+    # the hash covers the module's whole source: a new method or a docstring changes it, the frames may not change
+    done = np.flatnonzero(read_meta(g, "done").astype(bool))
+    if len(done):
+        i = int(done[0])
+        params, x0, _ = _draw(env, seed, split, i)
+        if not np.array_equal(_sha(env.rollout(x0, params, n_frames - 1).astype(np.float32)), read_meta(g, "digest")[i]):
+            return  # this solver makes other frames: the store is stale, and `check_identity` refuses it
+    g.attrs["solver_hash"] = ident["solver_hash"]
+
+
 def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, overwrite, verify, progress, n_threads,
                  fail_at) -> dict:
     with exclusive(path, "another build"):  # two builds of one store would race on its shards
@@ -349,6 +364,7 @@ def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, ove
             shutil.rmtree(path)
         if path.exists():
             g = open_store(path, mode="r+")
+            _accept_solver_edit(g, env, ident, split, seed, n_frames)
             check_identity(g, ident, path)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)

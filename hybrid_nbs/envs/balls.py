@@ -494,21 +494,6 @@ class Balls(Env):
         "None: the event-driven solver is exact, so a Richardson estimate of its time error is undefined."
         return None
 
-    def peer_cost_ratio(self, rows):
-        "MuJoCo's (default settings) frames per second over ours on the training distribution, from `bench_balls.csv`."
-        got = []
-        for r in rows:
-            if r.get("solver", "").startswith("MuJoCo") and "default" in r["solver"] and r.get("case") == "train":
-                try:
-                    got.append((float(r["speedup"]), r["solver"]))
-                except (TypeError, ValueError):
-                    continue
-        got = [g for g in got if np.isfinite(g[0]) and g[0] > 0]
-        if not got:
-            return None
-        ratio, peer = min(got)
-        return dict(peer=peer, ratio=ratio, basis="frames per second on the training distribution")
-
 
 def _signs(s: np.ndarray, channels) -> np.ndarray:
     s = np.array(s, copy=True)

@@ -431,13 +431,3 @@ class Euler(Env):
     def timestep_pair(self, params):
         "This solver and the same one at half the CFL number (half the time step)."
         return self, self.with_settings(cfl=self.cfl / 2)
-
-    def peer_cost_ratio(self, rows):
-        "PyClaw's CPU time over ours to the same end time (Lax-Liu configuration 3), from `bench_euler.csv` rows."
-        got = [(float(r["time_ratio"]), f"{r['solver']} at n = {r['n']}") for r in rows
-               if r.get("solver", "").startswith("PyClaw") and r.get("threads") == "1"]
-        got = [g for g in got if math.isfinite(g[0]) and g[0] > 0]
-        if not got:
-            return None
-        ratio, peer = min(got)  # the peer's best showing
-        return dict(peer=peer, ratio=ratio, basis="CPU seconds to the same end time, Lax-Liu configuration 3")

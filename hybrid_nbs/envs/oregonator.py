@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from ..core import (Env, check_array, check_positive, check_split, SolverSetting, coarser_grid, dihedral_symmetries,
-                             equal_error_cost, translation_symmetries)
+                             translation_symmetries)
 
 # %% auto #0
 __all__ = ['PARAM_RANGES', 'OregonatorParams', 'laplacian_symbol', 'heat_kernel', 'Oregonator', 'reference_solution']
@@ -313,22 +313,6 @@ class Oregonator(Env):
         "This solver at its steps per frame for `params`, and at twice as many."
         k = self.n_steps(self._check_params(params))
         return self.with_settings(steps_per_frame=k), self.with_settings(steps_per_frame=2 * k)
-
-    def peer_cost_ratio(self, rows):
-        "py-pde's CPU seconds per frame over ours at equal max error, from `bench_oregonator.csv` rows."
-        num = lambda v: float(v) if v not in (None, "") else math.nan  # noqa: E731
-        ours = [(num(r["max_err"]), num(r["cpu_s_per_frame"])) for r in rows if r.get("solver", "").startswith("ours")]
-        got = []
-        for r in rows if ours else []:
-            if r.get("solver", "").startswith("py-pde"):
-                eq = equal_error_cost(ours, num(r["max_err"]))
-                if eq is not None and math.isfinite(num(r["cpu_s_per_frame"])):
-                    got.append((num(r["cpu_s_per_frame"]) / eq[0], r["solver"]))
-        got = [g for g in got if math.isfinite(g[0]) and g[0] > 0]
-        if not got:
-            return None
-        ratio, peer = min(got)
-        return dict(peer=peer, ratio=ratio, basis="CPU seconds per frame at equal max error")
 
     def ic_family(self, rng: np.random.Generator) -> str:
         "Draw the initial-condition family (50% spiral, 30% target, 20% random); `initial_state` draws it first."
