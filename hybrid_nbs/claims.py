@@ -91,8 +91,9 @@ def claim_speed(speed: dict | None) -> tuple[str, str, str]:
     heads = [h for h in one["headlines"] if h["h"] == one["h_max"] and h["method"].startswith("surrogate")]
     def part(h):
         sign = {"=": "", "<=": "<= ", ">=": ">= "}[h["speedup_kind"]]
-        ratio = _ci(h["ratio"]) if h["ratio_kind"] == "=" else "n/a (no solver setting as cheap)"
-        return (f"{h['method'].replace('surrogate ', 'batch ')}: equal-accuracy speedup {sign}{_ci(h['speedup'])}x, "
+        ratio = (f"{h['ratio'][0]:.3g} [{h['ratio'][1]:.3g}, {h['ratio'][2]:.3g}]" if h["ratio_kind"] == "="
+                 else "n/a (no solver setting as cheap)")
+        return (f"{h['method'].replace('surrogate b', 'batch ')}: equal-accuracy speedup {sign}{_ci(h['speedup'])}x, "
                 f"equal-cost error ratio {ratio}, raw speedup vs the reference {_ci(h['raw_speedup'])}x")
     fair = any((h["speedup_kind"] in ("=", ">=") and h["speedup"][1] > 1) or (h["ratio_kind"] == "=" and h["ratio"][2] < 1)
                for h in heads)
