@@ -106,12 +106,20 @@ def test_store_of_another_solver_is_refused_untouched(euler_smoke, monkeypatch, 
     with pytest.raises(ValueError, match=r"different configuration or solver \(config"):
         build_dataset(make_env("euler", "smoke", cfl=0.3), "smoke", "val", tmp_path, **Q)
     import hybrid_nbs.data
+    from hybrid_nbs.envs.euler import Euler
     monkeypatch.setattr(hybrid_nbs.data, "solver_hash", lambda env: "0" * 64)
+    exact = Euler.advance
+    # other solver code that makes other frames (here 0.1% more of everything): refused, nothing touched
+    monkeypatch.setattr(Euler, "advance", lambda self, s, p, n: exact(self, s, p, n) * 1.001)
     with pytest.raises(ValueError, match=r"solver_hash: stored '.*' != current '0000"):
         build_dataset("euler", "smoke", "val", tmp_path, **Q)
     assert tree(path) == before
+    # other solver code (an edit elsewhere in the module) that still makes these frames: accepted, the new hash recorded
+    monkeypatch.setattr(Euler, "advance", exact)
+    build_dataset("euler", "smoke", "val", tmp_path, **Q)
+    assert open_store(path).attrs["solver_hash"] == "0" * 64
     with pytest.raises(ValueError, match="other solver code"):
-        PairDataset(path, solver_hash="0" * 64)
+        PairDataset(path, solver_hash="1" * 64)
 
 
 def test_corrupt_chunk_is_named_and_repaired(euler_smoke, tmp_path):
