@@ -670,6 +670,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'hybrid_nbs.train._resume_from': ('train.html#_resume_from', 'hybrid_nbs/train.py'),
                                   'hybrid_nbs.train._sha_array': ('train.html#_sha_array', 'hybrid_nbs/train.py'),
                                   'hybrid_nbs.train._train': ('train.html#_train', 'hybrid_nbs/train.py'),
+                                  'hybrid_nbs.train._witness': ('train.html#_witness', 'hybrid_nbs/train.py'),
                                   'hybrid_nbs.train.augmenter': ('train.html#augmenter', 'hybrid_nbs/train.py'),
                                   'hybrid_nbs.train.epoch_pairs': ('train.html#epoch_pairs', 'hybrid_nbs/train.py'),
                                   'hybrid_nbs.train.lr_at': ('train.html#lr_at', 'hybrid_nbs/train.py'),

@@ -11,8 +11,10 @@ import dataclasses
 import hashlib
 import math
 import os
+import json
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import torch
@@ -21,7 +23,7 @@ from torch import nn
 
 from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, save_checkpoint
-from .core import Env, exclusive, get_profile, make_rng, set_threads
+from .core import Env, exclusive, get_profile, make_rng, set_threads, symmetry_errors
 from .data import open_store, read_meta, read_trajectory
 from .dataset import PairDataset, horizon_ladder, sample_pairs
 from .envs import validate_env
@@ -180,13 +182,22 @@ class PairSource:
         yield from loader
 
 # %% ../nbs/06_train.ipynb #9de436ad
-def augmenter(env: Env, cfg: TrainConfig):
+def augmenter(env: Env, cfg: TrainConfig,
+              witness: tuple | None = None,  # (params, state): checked against the solver before any map is used
+              rtol: float = 1e-10) -> Callable | None:  # largest accepted residual, relative to the advanced state
     "`(x, y, gen) -> (x, y)` applying `env.augment` to raw torch batches if `cfg.augment`, else None."
     if not cfg.augment:
         return None
     if len(env.symmetries()) < 2:
         raise ValueError(f"TrainConfig.augment=True, but {type(env).__name__} declares no symmetry besides the identity "
                          "(Env.symmetries)")
+    if witness is not None:  # a map that does not commute with the solver would teach the surrogate wrong futures
+        residual = symmetry_errors(env, *witness, n_frames=2)
+        bad = {k: v for k, v in residual.items() if not v <= rtol}
+        if bad:
+            raise ValueError(f"{type(env).__name__}: symmetries that do not commute with its solver (residual of "
+                             f"advance(g s) - g advance(s), relative, > {rtol:g}): "
+                             + ", ".join(f"{k} {v:.3g}" for k, v in bad.items()) + "; refusing to augment with them")
 
     def augment(x: torch.Tensor, y: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
         xs, ys = env.augment([x.numpy(), y.numpy()], lambda *shape: torch.rand(*shape, generator=gen).numpy())
@@ -340,6 +351,15 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
             torch.distributed.destroy_process_group()
 
 
+def _witness(env: Env, path: Path) -> tuple:
+    "(params, frame 0) of the first trajectory of the store at `path`: the state augmentation maps are checked on."
+    g = open_store(path)
+    full = g.attrs["params_full"]
+    first = (json.loads(full) if isinstance(full, str) else full)[0]
+    params = env.Params(**{k: tuple(v) if isinstance(v, list) else v for k, v in first.items()})
+    return params, read_trajectory(g, 0, 0).astype(np.float64)
+
+
 def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device) -> dict:
     t_start = time.perf_counter()
     src = PairSource(store_path(env, prof, "train", root), cfg.memory_gb)
@@ -367,7 +387,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     loss_mod = PairLoss(model, cfg)
     if world > 1:
         loss_mod = nn.parallel.DistributedDataParallel(loss_mod, **_no_buffer_sync())
-    augment = augmenter(env, cfg)
+    augment = augmenter(env, cfg, _witness(env, store_path(env, prof, "train", root)) if cfg.augment else None)
     steps = cfg.pairs_per_epoch // cfg.batch_size
     total, local_b = cfg.epochs * steps, cfg.batch_size // world
     vpairs = rung_pairs(val.n_traj, val.n_frames, cfg.val_per_rung, seed, cfg.max_horizon, cfg.initial_frac)
