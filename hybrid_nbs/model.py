@@ -157,12 +157,14 @@ class ResBlock(nn.Module):
 
 
 class UNet(nn.Module):
-    "FiLM-conditioned U-Net on (B, C, ny, nx) grids; ny and nx must be divisible by 2**(len(widths) - 1)."
-    def __init__(self, channels: int, widths: Sequence[int], blocks: int, cond_dim: int, groups: int, padding: str):
+    "FiLM-conditioned U-Net on (B, C, ny, nx) grids; ny and nx must be divisible by patch * 2**(len(widths) - 1)."
+    def __init__(self, channels: int, widths: Sequence[int], blocks: int, cond_dim: int, groups: int, padding: str,
+                 patch: int = 1):  # cells per side the stem folds into channels (pixel unshuffle); 1: full resolution
         super().__init__()
-        self.factor = 2 ** (len(widths) - 1)
+        self.patch = int(patch)
+        self.factor = self.patch * 2 ** (len(widths) - 1)
         block = lambda a, b: ResBlock(a, b, cond_dim, groups, padding)
-        self.stem = _conv3(channels, widths[0], padding)
+        self.stem = _conv3(channels * self.patch ** 2, widths[0], padding)
         self.down, self.pools, c = nn.ModuleList(), nn.ModuleList(), widths[0]
         for i, w in enumerate(widths):  # the deepest level is the bottleneck
             self.down.append(nn.ModuleList([block(c if b == 0 else w, w) for b in range(blocks)]))
@@ -173,12 +175,12 @@ class UNet(nn.Module):
         for w in reversed(widths[:-1]):  # upsample, concatenate the skip, then the blocks
             self.up.append(nn.ModuleList([block(c + w if b == 0 else w, w) for b in range(blocks)]))
             c = w
-        self.out_norm, self.out = nn.GroupNorm(groups, widths[0]), _conv3(widths[0], channels, padding)
+        self.out_norm, self.out = nn.GroupNorm(groups, widths[0]), _conv3(widths[0], channels * self.patch ** 2, padding)
         nn.init.zeros_(self.out.weight)
         nn.init.zeros_(self.out.bias)
 
     def forward(self, x: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:  # the correction, same shape as x
-        h, skips = self.stem(x), []
+        h, skips = self.stem(F.pixel_unshuffle(x, self.patch) if self.patch > 1 else x), []
         for i, level in enumerate(self.down):
             for blk in level:
                 h = blk(h, cond)
@@ -189,7 +191,8 @@ class UNet(nn.Module):
             h = torch.cat([F.interpolate(h, scale_factor=2.0, mode="nearest"), skips.pop()], dim=1)
             for blk in level:
                 h = blk(h, cond)
-        return self.out(F.silu(self.out_norm(h)))
+        out = self.out(F.silu(self.out_norm(h)))
+        return F.pixel_shuffle(out, self.patch) if self.patch > 1 else out
 
 
 class MLPBlock(nn.Module):
@@ -230,14 +233,15 @@ class UNetConfig:
     cond_dim: int = 128  # conditioning vector size
     n_freqs: int = 8  # horizon-embedding frequencies
     groups: int = 8  # GroupNorm groups; must divide every width
+    patch: int = 1  # cells per side the stem folds into channels: every level runs patch**2 times fewer cells
     kind = "unet"
 
     def __post_init__(self):
         object.__setattr__(self, "widths", tuple(int(w) for w in self.widths))
         if not self.widths or any(w <= 0 or w % self.groups for w in self.widths):
             raise ValueError(f"UNetConfig {self.name!r}: widths {self.widths} must be positive multiples of groups={self.groups}")
-        if min(self.blocks, self.cond_dim, self.n_freqs) < 1:
-            raise ValueError(f"UNetConfig {self.name!r}: blocks, cond_dim and n_freqs must be >= 1")
+        if min(self.blocks, self.cond_dim, self.n_freqs, self.patch) < 1:
+            raise ValueError(f"UNetConfig {self.name!r}: blocks, cond_dim, n_freqs and patch must be >= 1")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,6 +262,7 @@ class MLPConfig:
 MODELS = {c.name: c for c in (
     UNetConfig("unet-smoke", widths=(8, 16), blocks=1, cond_dim=32, n_freqs=4, groups=4),
     UNetConfig("unet-laptop", widths=(16, 32, 64), blocks=1, cond_dim=64),
+    UNetConfig("unet-laptop-p2", widths=(16, 32, 64), blocks=1, cond_dim=64, patch=2),  # a quarter of the cells: model_cost
     UNetConfig("unet-paper", widths=(48, 96, 192, 192), blocks=1, cond_dim=128),
     MLPConfig("mlp-smoke", width=32, blocks=1, cond_dim=32, n_freqs=4),
     MLPConfig("mlp-laptop", width=128, blocks=3, cond_dim=64),
@@ -331,7 +336,8 @@ class SurrogateConfig:
         kind = d["arch"].get("kind") if isinstance(d["arch"], Mapping) else None
         if kind not in _ARCHS:
             raise ValueError(f"arch.kind must be one of {tuple(_ARCHS)}, got {kind!r}")
-        arch = _fields(_ARCHS[kind], {k: v for k, v in d["arch"].items() if k != "kind"}, f"arch ({kind})")
+        arch = _fields(_ARCHS[kind], {k: v for k, v in d["arch"].items() if k != "kind"}, f"arch ({kind})",
+                       optional=("patch",))  # checkpoints that predate the patch stem ran at full resolution
         return cls(**{**d, "arch": _ARCHS[kind](**arch)})
 
 
@@ -353,7 +359,8 @@ class Surrogate(nn.Module):
         self.cond_mlp = nn.Sequential(nn.Linear(self.embed.dim + len(config.param_mean), arch.cond_dim), nn.SiLU(),
                                       nn.Linear(arch.cond_dim, arch.cond_dim), nn.SiLU())
         if self.grid:
-            self.net = UNet(config.state_shape[0], arch.widths, arch.blocks, arch.cond_dim, arch.groups, config.padding)
+            self.net = UNet(config.state_shape[0], arch.widths, arch.blocks, arch.cond_dim, arch.groups, config.padding,
+                            arch.patch)
         else:
             self.net = FiLMMLP(math.prod(config.state_shape), arch.width, arch.blocks, arch.cond_dim)
 
@@ -366,7 +373,7 @@ class Surrogate(nn.Module):
             if x.shape[1] != shape[0]:
                 raise ValueError(f"{name} has {x.shape[1]} channels, expected {shape[0]}")
             if x.shape[2] % f or x.shape[3] % f:
-                raise ValueError(f"{name} grid {tuple(x.shape[2:])} is not divisible by 2**(levels-1) = {f}")
+                raise ValueError(f"{name} grid {tuple(x.shape[2:])} is not divisible by patch * 2**(levels-1) = {f}")
         elif tuple(x.shape[1:]) != shape:
             raise ValueError(f"{name} has shape {tuple(x.shape)}, expected (B, {', '.join(map(str, shape))})")
         if not torch.isfinite(x).all():

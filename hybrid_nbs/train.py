@@ -27,7 +27,7 @@ from .core import Env, exclusive, get_profile, make_rng, set_threads, symmetry_e
 from .data import open_store, read_meta, read_trajectory
 from .dataset import PairDataset, horizon_ladder, sample_pairs
 from .envs import validate_env
-from .model import Surrogate, build_model, model_config_for
+from .model import MODELS, Surrogate, build_model, model_config_for
 from .paths import ckpt_dir, store_path
 
 # %% auto #0
@@ -329,11 +329,16 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
           run: str | None = None,  # checkpoint folder name under ckpt/; default seed<seed>
           stop_after: int | None = None,  # stop after this many epochs in this call (an interruption, for tests)
           threads: int | None = None,  # torch threads per process; default cores / local ranks (<= the profile's)
+          arch: str | None = None,  # a registered model size (`model.MODELS`); default `model_config_for(env, profile)`
           progress: bool = True) -> dict:  # tqdm bar on rank 0
     "Train (or resume) the surrogate of `env`; checkpoints in `paths.ckpt_dir(...)`; returns a summary dict."
     prof = get_profile(profile)
     env = validate_env(env, prof)
     cfg = config or train_config_for(env, prof.name)
+    size = model_config_for(env, prof.name) if arch is None else MODELS.get(arch)
+    if size is None or size.kind != model_config_for(env, prof.name).kind:
+        raise ValueError(f"arch {arch!r} is not a registered {model_config_for(env, prof.name).kind} size for {env.name}; "
+                         f"the registered ones: {sorted(n for n, c in MODELS.items() if c.kind == model_config_for(env, prof.name).kind)}")
     rank, world, local_world, created = _distributed()
     try:
         if cfg.batch_size % world:
@@ -345,7 +350,7 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
             open_store(store_path(env, prof, split, root), complete=True)
         folder = ckpt_dir(env, prof.name, seed, root, run)
         with exclusive(folder, "another training run") if rank == 0 else contextlib.nullcontext():
-            return _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device)
+            return _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device, size)
     finally:
         if created:
             torch.distributed.destroy_process_group()
@@ -360,14 +365,13 @@ def _witness(env: Env, path: Path) -> tuple:
     return params, read_trajectory(g, 0, 0).astype(np.float64)
 
 
-def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device) -> dict:
+def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device, arch) -> dict:
     t_start = time.perf_counter()
     src = PairSource(store_path(env, prof, "train", root), cfg.memory_gb)
     val = PairSource(store_path(env, prof, "val", root), cfg.memory_gb)
     norm = load_norm(env, prof, root)
     if norm.get("solver_hash") != src.identity["solver_hash"]:
         raise ValueError(f"norm.json of {env.name}/{prof.name} belongs to other data; rebuild the card (hnwm data)")
-    arch = model_config_for(env, prof.name)
     pm, ps = param_stats(src.params)
     model = build_model(arch, env=env, state_mean=norm["state_mean"], state_std=norm["state_std"],
                         param_mean=pm, param_std=ps, seed=seed,
