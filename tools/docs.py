@@ -386,8 +386,11 @@ def build_docs(
             failures[nb] = err
 
     scratch = _scratch_root(root, work / "root")
+    experiments = [nb for nb in pages if str(nb).startswith("experiments/")]
     with ThreadPoolExecutor(n_workers) as pool:
-        list(pool.map(one, pages))
+        list(pool.map(one, [nb for nb in pages if nb not in experiments]))
+    for nb in experiments:  # they share the pipeline's cached stages (data, checkpoints) under one root: one at a time
+        one(nb)
     if failures:
         raise RuntimeError("docs: notebooks failed:\n" + "\n\n".join(f"--- {nb}\n{err}" for nb, err in failures.items()))
 
