@@ -299,7 +299,8 @@ def calibrate_conformal(model, states: np.ndarray, param_vectors, targets: np.nd
 
 
 def _calibrated_batch(cal, kind: type, model, states, param_vectors, horizon,
-                      name: str = "calibration") -> tuple:  # the caller's parameter name, for the message
+                      name: str = "calibration",  # the caller's parameter name, for the message
+                      one_horizon: bool = True) -> tuple:  # False: `cal` holds rows of many horizons, matched later
     "The checked batch (`check_batch`) if `cal` is a `kind` made for `model`'s environment at this horizon; `ValueError` otherwise."
     if not isinstance(cal, kind):
         raise ValueError(f"{name} must be a {kind.__name__}, got {type(cal).__name__}")
@@ -307,7 +308,7 @@ def _calibrated_batch(cal, kind: type, model, states, param_vectors, horizon,
         raise ValueError(f"calibration is for {cal.env!r}, the model for {model.config.env!r}")
     c = model.config
     states, param_vectors, horizon = check_batch(c.state_shape, len(c.param_mean), states, param_vectors, horizon)
-    if float(horizon) != cal.horizon:
+    if one_horizon and float(horizon) != cal.horizon:
         raise ValueError(f"calibration holds for horizon {cal.horizon:g}, not {horizon!r}; calibrate again")
     return states, param_vectors, horizon
 
@@ -406,12 +407,7 @@ def knn_conformal_map(cal: KnnConformal, model, states: np.ndarray, param_vector
                       targets: np.ndarray | None = None,  # if given, the empirical coverage is reported in `info`
                       top_fraction: float = 0.01) -> Uncertainty:
     "Per-cell half-widths: the (1 - alpha)-quantile of the k nearest same-horizon calibration rows' errors; prediction = f(s, T)."
-    if not isinstance(cal, KnnConformal):
-        raise ValueError(f"cal must be a KnnConformal, got {type(cal).__name__}")
-    if cal.env != model.config.env:
-        raise ValueError(f"calibration is for {cal.env!r}, the model for {model.config.env!r}")
-    c = model.config
-    x, p, T = check_batch(c.state_shape, len(c.param_mean), states, param_vectors, horizon)
+    x, p, T = _calibrated_batch(cal, KnnConformal, model, states, param_vectors, horizon, "cal", one_horizon=False)
     at = np.flatnonzero(cal.horizons == float(T))
     if at.size == 0:
         raise ValueError(f"kNN conformal is calibrated at horizons {cal.calibrated_horizons}, not {T!r}; "

@@ -27,7 +27,7 @@ from .paths import data_root, store_path
 
 # %% auto #0
 __all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'solver_hash', 'plan_trajectories', 'check_unique', 'open_store', 'read_meta',
-           'check_identity', 'read_trajectory', 'dask_client', 'store_bytes', 'build_dataset']
+           'check_identity', 'stored_params', 'read_trajectory', 'dask_client', 'store_bytes', 'build_dataset']
 
 # %% ../nbs/04_data.ipynb #c005
 SCHEDULER_ENV_VAR = "HYBRID_NBS_SCHEDULER"  # a Dask scheduler address, e.g. tcp://host:8786
@@ -168,6 +168,14 @@ def check_identity(g: zarr.Group, ident: dict, path) -> None:
         what = "; ".join(f"{k}: stored {a!r} != current {b!r}" for k, (a, b) in diff.items())
         raise ValueError(f"{path} was built by a different configuration or solver ({what}). Nothing was changed; "
                          "rebuild it with overwrite=True (hnwm data --overwrite), or check out the code that built it")
+
+
+def stored_params(env: Env, g: zarr.Group, n: int | None = None) -> list:
+    "The `Params` of the first `n` (default: every) trajectories of an open store, rebuilt from its `params_full`."
+    full = g.attrs["params_full"]
+    full = json.loads(full) if isinstance(full, str) else full
+    # JSON turns tuple fields (a Sedov centre) into lists; a frozen Params needs them back as tuples
+    return [env.Params(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}) for d in full[:n]]
 
 
 def read_trajectory(g: zarr.Group, i: int, t: slice | int | list = slice(None)) -> np.ndarray:

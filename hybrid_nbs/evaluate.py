@@ -15,7 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from .core import Env, check_positive, check_split, get_profile, threads
-from .data import open_store, read_trajectory
+from .data import open_store, read_trajectory, stored_params
 from .envs import make_env
 from .paths import eval_path, store_path
 from .errormap import step_doubling
@@ -43,23 +43,17 @@ class SplitData:
     families: list = dataclasses.field(default_factory=list)  # N initial-condition families (`Env.family`)
 
 
-def _params(env, d: dict):
-    return env.Params(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()})
-
-
 def load_split(env: str | Env, profile, split: str, horizons, root=None, t0: int = 0, limit: int | None = None) -> SplitData:
     "Frame `t0` and frames `t0 + h` of every trajectory of a stored split (the first `limit` of them)."
     check_split(split)
     env = make_env(env, profile)
     g = open_store(store_path(env, profile, split, root), complete=True)
     n = int(g.attrs["size"]) if limit is None else min(limit, int(g.attrs["size"]))
-    full = g.attrs["params_full"]
-    full = json.loads(full) if isinstance(full, str) else full
     frames = [t0, *(t0 + int(h) for h in horizons)]
     if max(frames) >= int(g.attrs["n_frames"]):
         raise ValueError(f"t0 + horizon reaches frame {max(frames)}, but the store holds {g.attrs['n_frames']} frames")
     traj = np.stack([read_trajectory(g, i, frames) for i in range(n)]).astype(np.float64)
-    params = [_params(env, full[i]) for i in range(n)]
+    params = stored_params(env, g, n)
     stored = g.attrs.get("families")  # recorded at build time; read off frame 0 for stores that predate it
     families = list(stored[:n]) if stored else [env.family(q, read_trajectory(g, i, 0).astype(np.float64))
                                                 for i, q in enumerate(params)]

@@ -13,10 +13,10 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from .core import Env, SolverSetting, check_positive, threads
-from .core import equal_error_cost
+from .core import Env, SolverSetting, check_positive, equal_error_cost, threads
 from .errormap import step_doubling
-from .hybrid import HybridSimulator, normalised_difference, trajectory_error
+from .evaluate import relative_error
+from .hybrid import HybridSimulator, trajectory_error
 from .metrics_ci import _interval, boot_indices, bootstrap_ci
 
 # %% auto #0
@@ -115,9 +115,7 @@ def equal_cost_error_ratio(cost: np.ndarray, error: np.ndarray, err: float, own_
 # %% ../nbs/10e_speed.ipynb #c8f41410
 def relative_l2(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
     "(N,) ||prediction - target|| / ||target||, both in the model's per-channel normalised units (each over its std)."
-    num = np.sqrt((normalised_difference(model, prediction, target) ** 2).reshape(len(target), -1).sum(1))
-    den = np.sqrt((normalised_difference(model, target, np.zeros_like(target)) ** 2).reshape(len(target), -1).sum(1))
-    return num / den
+    return relative_error(model, prediction, target, np.zeros_like(target))  # the movement from a zero state
 
 
 class _SolverRun:

@@ -11,7 +11,6 @@ import dataclasses
 import hashlib
 import math
 import os
-import json
 import time
 from pathlib import Path
 from typing import Callable
@@ -24,7 +23,7 @@ from torch import nn
 from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, save_checkpoint
 from .core import Env, exclusive, get_profile, make_rng, set_threads, symmetry_errors
-from .data import open_store, read_meta, read_trajectory
+from .data import open_store, read_meta, read_trajectory, stored_params
 from .dataset import PairDataset, horizon_ladder, sample_pairs
 from .envs import validate_env
 from .model import MODELS, Surrogate, build_model, model_config_for
@@ -359,10 +358,7 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
 def _witness(env: Env, path: Path) -> tuple:
     "(params, frame 0) of the first trajectory of the store at `path`: the state augmentation maps are checked on."
     g = open_store(path)
-    full = g.attrs["params_full"]
-    first = (json.loads(full) if isinstance(full, str) else full)[0]
-    params = env.Params(**{k: tuple(v) if isinstance(v, list) else v for k, v in first.items()})
-    return params, read_trajectory(g, 0, 0).astype(np.float64)
+    return stored_params(env, g, 1)[0], read_trajectory(g, 0, 0).astype(np.float64)
 
 
 def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device, arch) -> dict:
