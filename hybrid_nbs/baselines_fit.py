@@ -63,7 +63,9 @@ class ErrorHead(nn.Module):
 
     def forward(self, z: torch.Tensor,  # (B, *state_shape) normalised input
                 dz: torch.Tensor,  # (B, *state_shape) predicted change f(s, T) - z, normalised
-                horizon) -> torch.Tensor:  # frames, scalar or (B,) -> (B, ny, nx) or (B, n_balls)
+                horizon,  # frames, scalar or (B,)
+                ) -> torch.Tensor:
+        "(B, ny, nx) or (B, n_balls): the predicted log(per-cell error + eps)."
         b = z.shape[0]
         emb = self.embed(torch.as_tensor(horizon, dtype=torch.float32).reshape(-1).expand(b))
         if self.grid:
@@ -358,6 +360,7 @@ class KnnConformal:
 
     @property
     def calibrated_horizons(self) -> list[float]:
+        "The horizons (frames) with calibration rows: `knn_conformal_map` applies at these alone."
         return sorted({float(h) for h in self.horizons})
 
 

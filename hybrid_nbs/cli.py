@@ -10,7 +10,9 @@ import importlib.util
 import json
 import os
 import sys
+import subprocess
 import time
+from datetime import datetime, timezone
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,7 +21,7 @@ from .envs import ENV_NAMES
 from .paths import checkout_root, project_root, runs_dir
 
 # %% auto #0
-__all__ = ['find_notebooks', 'reproduce', 'notebook_jobs', 'dev_tool', 'main']
+__all__ = ['find_notebooks', 'reproduce', 'notebook_jobs', 'results_dir', 'clean_executed', 'publish_run', 'dev_tool', 'main']
 
 # %% ../nbs/11_cli.ipynb #c005
 def find_notebooks(nbs: Path, only: list[str] | None = None, experiments: bool = True) -> list[Path]:
@@ -53,7 +55,10 @@ def reproduce(profile: str = "laptop", only: list[str] | None = None, out: Path 
     with _environ(HYBRID_NBS_PROFILE=prof.name, HYBRID_NBS_ROOT=str(out)):
         for nb, rel, extra in bar:
             bar.set_postfix_str(rel)
-            records.append(_execute(pm, nb, rel, out, dict(profile=prof.name, save=save, **extra)))
+            rec = _execute(pm, nb, rel, out, dict(profile=prof.name, save=save, **extra))
+            if rel.startswith("experiments/"):
+                rec["published"] = str(publish_run(Path(rec["output"]), rel, out, prof.name, rec["seconds"]))
+            records.append(rec)
     return records
 
 
@@ -94,6 +99,71 @@ def _execute(pm, nb: Path, rel: str, out: Path, parameters: dict) -> dict:
         raise RuntimeError(f"{rel} failed at cell {e.exec_count} ({e.ename}: {e.evalue}); see {dst}") from None
     return dict(notebook=str(rel), seconds=round(time.perf_counter() - t0, 1), output=str(dst))
 
+# %% ../nbs/11_cli.ipynb #9cb59539
+def results_dir(out: Path, profile: str) -> Path:
+    "The folder `reproduce` publishes the cleaned executed experiment notebooks of `profile` to, under `out`."
+    return Path(out) / "results" / get_profile(profile).name
+
+
+def _provenance(repo: Path) -> dict:
+    "The commit of `repo` and whether its tracked files differ from it (None where git or the repository is missing)."
+    def git(*args):
+        try:
+            r = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        return r.stdout.strip() if r.returncode == 0 else None
+    commit = git("rev-parse", "--short", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no", "--", "nbs", "hybrid_nbs") if commit else None
+    return dict(commit=commit, dirty=None if status is None else bool(status))
+
+
+def clean_executed(nb: dict) -> dict:
+    "Drop what changes from run to run without changing the result: execution counts, cell metadata but tags, papermill's block."
+    for cell in nb["cells"]:
+        cell["metadata"] = {k: v for k, v in cell.get("metadata", {}).items() if k == "tags"}
+        if cell["cell_type"] == "code":
+            cell["execution_count"] = None
+            for o in cell.get("outputs", []):
+                if "execution_count" in o:  # an execute_result must keep the key (nbformat), with no number
+                    o["execution_count"] = None
+    nb["metadata"] = {k: v for k, v in nb.get("metadata", {}).items() if k in ("kernelspec", "language_info")}
+    return nb
+
+
+def publish_run(
+    executed: Path,  # papermill's executed copy, under `_runs/`
+    rel: str,  # its name relative to `_runs/` (and to `results/<profile>/`)
+    out: Path,  # the output root
+    profile: str,  # the profile it ran at
+    seconds: float | None = None,  # how long it took
+) -> Path:  # the published copy
+    "Publish a cleaned, stamped copy of an executed experiment notebook to `results/<profile>/<rel>`, atomically."
+    raw = json.loads(Path(executed).read_text())
+    params = raw.get("metadata", {}).get("papermill", {}).get("parameters", {})
+    nb = clean_executed(raw)
+    nb["metadata"]["hybrid_nbs_results"] = dict(
+        profile=get_profile(profile).name, **_provenance(checkout_root()), source=f"nbs/{_source_of(rel)}",
+        executed=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), seconds=seconds,
+        parameters={k: v for k, v in params.items() if k not in ("profile", "save")})
+    dst = results_dir(out, profile) / rel
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".partial")
+    tmp.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
+    os.replace(tmp, dst)
+    return dst
+
+
+def _source_of(rel: str) -> str:
+    "The notebook (relative to `nbs/`) an executed copy's name comes from: `experiments/hybrid_euler.ipynb` -> `experiments/hybrid.ipynb`."
+    p = Path(rel)
+    for name in ENV_NAMES:
+        if p.stem.endswith(f"_{name}"):
+            cand = p.with_name(p.stem[: -len(name) - 1] + p.suffix)
+            if (checkout_root() / "nbs" / cand).is_file():
+                return cand.as_posix()
+    return p.as_posix()
+
 # %% ../nbs/11_cli.ipynb #c012
 def dev_tool(
     name: str,  # a module of the checkout's `tools/` folder: "docs", "docs_check" or "readme"
@@ -129,7 +199,7 @@ def _parser() -> argparse.ArgumentParser:
     stage.add_argument("--root", type=Path, help="data folder holding <profile>/<env>/ (default: data/)")
     stage.add_argument("--seed", type=int, default=0)
     out = argparse.ArgumentParser(add_help=False)
-    out.add_argument("--out", type=Path, help="folder for _runs/, figures/ and tables/ (default: the checkout)")
+    out.add_argument("--out", type=Path, help="folder for _runs/, results/, figures/ and tables/ (default: the checkout)")
     r = sub.add_parser("reproduce", parents=[profile, out], help="execute every notebook with papermill; write figures/ and tables/")
     r.add_argument("--only", nargs="*", help="run only notebooks (or executed copies) whose path contains one of these")
     g = sub.add_parser("data", parents=[stage], help="build the trajectory datasets (Zarr stores), their cards and normalisation")
@@ -151,8 +221,10 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("what", choices=("solvers",), help="what to benchmark")
     d = sub.add_parser("docs", help="render the docs site from nbs/_quarto.yml and check it in headless Chromium")
     d.add_argument("--profile", default="smoke", choices=tuple(PROFILES), help="profile used to execute the notebooks")
-    d.add_argument("--from-runs", action="store_true", help="use the executed copies in _runs/ from hnwm reproduce")
+    d.add_argument("--results", default="laptop", help="profile whose published results (results/<profile>/, made by "
+                   "hnwm reproduce) the experiment pages show (default: laptop); 'none' executes them at --profile")
     d.add_argument("--no-check", action="store_true", help="skip the browser check")
+    d.add_argument("--store-outputs", action="store_true", help="write the chapters' outputs back into nbs/ (commit them)")
     sub.add_parser("readme", help="write README.md from nbs/index.ipynb")
     return ap
 
@@ -197,7 +269,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "bench":
             recs = reproduce(args.profile or "laptop", ["experiments/bench_"], args.out)
         else:
-            site = dev_tool("docs").docs_main(args.profile, args.from_runs, check=not args.no_check)
+            site = dev_tool("docs").docs_main(args.profile, None if args.results == "none" else args.results,
+                                               check=not args.no_check, store=args.store_outputs)
             print(f"docs written to {site}")
             return 0
     except (ValueError, RuntimeError) as e:

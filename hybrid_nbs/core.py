@@ -103,22 +103,22 @@ def make_rng(seed: int, *keys: int | str) -> np.random.Generator:
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
-def set_threads(n: int) -> int:
-    "Use `n` threads in numba and (if imported) torch; returns the previous numba thread count."
+def set_threads(n: int):  # threads for numba (at most its `NUMBA_NUM_THREADS`) and torch
+    "Use `n` threads in numba and (if imported) torch; returns nothing (`threads` restores the previous count)."
     import numba
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"Thread count must be a positive integer, got {n!r}")
-    previous = numba.get_num_threads()
     numba.set_num_threads(min(int(n), numba.config.NUMBA_NUM_THREADS))
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(int(n))
-    return previous
 
 
 @contextmanager
 def threads(n: int):
-    "Context manager: run the block on `n` threads, then restore."
-    previous = set_threads(n)
+    "Context manager: run the block on `n` threads, then restore numba's previous count (in torch too)."
+    import numba
+    previous = numba.get_num_threads()
+    set_threads(n)
     try:
         yield
     finally:
@@ -231,7 +231,8 @@ class SolverSetting:
     factor: int = 1  # coarsening of the grid (`Env.coarsened`); 1 keeps the grid
     settings: tuple = ()  # (name, value) pairs for `Env.with_settings`, applied after coarsening
 
-    def build(self, env: Env) -> Env:
+    def build(self, env: Env,  # the environment whose reference solver this setting changes
+              ) -> Env:
         "This setting's solver for `env`; a `ValueError` naming the limit if the solver refuses it."
         out = env.coarsened(self.factor) if self.factor != 1 else env
         return out.with_settings(**dict(self.settings)) if self.settings else out
@@ -292,34 +293,48 @@ class Env(abc.ABC):
         "Shape of one state."
 
     @abc.abstractmethod
-    def sample_params(self, rng: np.random.Generator, split: str):
+    def sample_params(self, rng: np.random.Generator,  # the trajectory's own generator (`make_rng`)
+                      split: str):  # one of `SPLITS`: each split draws from its own ranges
         "Draw one trajectory's `Params` from the ranges of `split`."
 
     @abc.abstractmethod
-    def initial_state(self, params, rng: np.random.Generator) -> np.ndarray:
+    def initial_state(self, params,  # the trajectory's `Params`
+                      rng: np.random.Generator,  # the trajectory's own generator
+                      ) -> np.ndarray:
         "A random float64 initial state of shape `state_shape`."
 
     @abc.abstractmethod
-    def advance(self, state: np.ndarray, params, n_frames: int) -> np.ndarray:
+    def advance(self, state: np.ndarray,  # one raw state of shape `state_shape`
+                params,  # the trajectory's `Params`
+                n_frames: int,  # frames to advance, `frame_dt` apart
+                ) -> np.ndarray:
         "The reference solver: the state `n_frames` frames later."
 
     @abc.abstractmethod
-    def invariants(self, state: np.ndarray, params) -> dict[str, float]:
+    def invariants(self, state: np.ndarray,  # one raw state
+                   params,  # the trajectory's `Params`
+                   ) -> dict[str, float]:
         "Conserved quantities (mass, momentum, energy) where they exist."
 
     @abc.abstractmethod
-    def param_vector(self, params) -> np.ndarray:
+    def param_vector(self, params,  # the trajectory's `Params`
+                     ) -> np.ndarray:
         "The float32 vector the surrogate is conditioned on."
 
     @abc.abstractmethod
     def config(self) -> dict:
         "Constructor arguments, enough to rebuild this environment (stored with datasets and checkpoints)."
 
-    def check_state(self, state: np.ndarray, name: str = "state") -> np.ndarray:
+    def check_state(self, state: np.ndarray,  # one raw state
+                    name: str = "state",  # what an error message calls it
+                    ) -> np.ndarray:
         "Shape, dtype and finiteness check shared by every environment; subclasses add physical checks."
         return check_array(state, self.state_shape, name)
 
-    def rollout(self, state: np.ndarray, params, n_frames: int) -> np.ndarray:
+    def rollout(self, state: np.ndarray,  # the initial raw state
+                params,  # the trajectory's `Params`
+                n_frames: int,  # frames after the initial one
+                ) -> np.ndarray:
         "The trajectory `(n_frames + 1, *state_shape)` starting at `state`."
         return rollout(self, state, params, n_frames)
 
@@ -342,7 +357,9 @@ class Env(abc.ABC):
         "Whether the domain wraps around (the network pads circularly); default from a `bc` attribute."
         return getattr(self, "bc", None) == "periodic"
 
-    def family(self, params, state: np.ndarray) -> str:
+    def family(self, params,  # the trajectory's `Params`
+               state: np.ndarray,  # its initial raw state
+               ) -> str:
         "The initial-condition family of the trajectory that starts at `state` (evaluation within families)."
         return "all"
 
@@ -351,7 +368,8 @@ class Env(abc.ABC):
         return [IDENTITY]
 
     def augment(self, arrays: Sequence[np.ndarray],  # batched raw states that share one transform per row, e.g. (x, y)
-                uniform: Callable[[int], np.ndarray]) -> list[np.ndarray]:  # n -> n uniform draws in [0, 1)
+                uniform: Callable[[int], np.ndarray],  # n -> n uniform draws in [0, 1)
+                ) -> list[np.ndarray]:
         "One random symmetry per row, applied alike to every array: the training augmentation."
         syms = self.symmetries()
         pick = np.minimum((uniform(len(arrays[0])) * len(syms)).astype(np.int64), len(syms) - 1)
@@ -363,7 +381,8 @@ class Env(abc.ABC):
                     o[rows] = g.forward(a[rows])
         return out
 
-    def params_from_vector(self, vector) -> Any:
+    def params_from_vector(self, vector,  # a parameter vector in `param_vector`'s layout (a stored row)
+                           ) -> Any:
         "The `Params` whose first fields are the entries of `vector` (the layout `param_vector` uses), checked by round trip."
         v = np.asarray(vector, dtype=np.float64).ravel()
         fields = [f.name for f in dataclasses.fields(self.Params)]
@@ -382,7 +401,8 @@ class Env(abc.ABC):
             raise ValueError(f"{type(self).__name__} has no setting {sorted(unknown)}; its settings are {sorted(cfg)}")
         return type(self)(**{**cfg, **settings})
 
-    def coarsened(self, factor: int) -> Env:
+    def coarsened(self, factor: int,  # cells per side are divided by it
+                  ) -> Env:
         "The same solver on a grid `factor` times coarser (see `restrict` / `prolong`)."
         raise NotImplementedError(f"{type(self).__name__} offers no coarser grid: define coarsened(factor) to enable "
                                   "equal-accuracy comparisons against a cheaper run")
@@ -394,26 +414,33 @@ class Env(abc.ABC):
             out += [SolverSetting(f"n/{k}", k) for k in (2, 4, 8)]
         return out
 
-    def restrict(self, state: np.ndarray, factor: int) -> np.ndarray:
+    def restrict(self, state: np.ndarray,  # raw state(s) on this grid, cells on the last two axes
+                 factor: int,  # the coarsening factor of `coarsened`
+                 ) -> np.ndarray:
         "A state of this grid on the grid `coarsened(factor)` uses (block means)."
         if self.layout != "grid":
             raise NotImplementedError(f"{type(self).__name__} has no grid to restrict")
         return restrict_grid(state, factor)
 
-    def prolong(self, state: np.ndarray, factor: int) -> np.ndarray:
+    def prolong(self, state: np.ndarray,  # raw state(s) on the coarse grid, cells on the last two axes
+                factor: int,  # the coarsening factor of `coarsened`
+                ) -> np.ndarray:
         "A state of the grid `coarsened(factor)` back on this grid (piecewise constant)."
         if self.layout != "grid":
             raise NotImplementedError(f"{type(self).__name__} has no grid to prolong")
         return prolong_grid(state, factor)
 
-    def timestep_pair(self, params) -> tuple[Env, Env] | None:
+    def timestep_pair(self, params,  # the trajectory's `Params` (a stable time step may depend on them)
+                      ) -> tuple[Env, Env] | None:
         "(coarse, fine) solvers whose time steps differ by a factor 2 for `params` (Richardson); None if exact."
         raise NotImplementedError(f"{type(self).__name__} names no time step to halve: define timestep_pair(params) "
                                   "to enable the Richardson baseline")
 
     def particle_sensor(self, states: np.ndarray,  # (B, n, C) raw states of a set layout
                         param_vectors: np.ndarray,  # (B, P)
-                        horizon: float, source: str) -> tuple[np.ndarray, str]:  # source: "input" or "output"
+                        horizon: float,  # frames ahead
+                        source: str,  # "input" (the states are inputs) or "output" (they are predictions)
+                        ) -> tuple[np.ndarray, str]:
         "(B, n) gradient-sensor analogue for particles (an impact proxy in [0, 1]) and its units' name."
         raise NotImplementedError(f"{type(self).__name__} defines no particle_sensor (the gradient baseline for sets)")
 
@@ -421,15 +448,19 @@ class Env(abc.ABC):
     profile_n_frames: ClassVar[Mapping[str, int]] = {}  # profile name -> frames per trajectory, where not the default
 
     @classmethod
-    def profile_kwargs(cls, profile: Profile) -> dict:
+    def profile_kwargs(cls, profile: Profile,  # a `get_profile` result
+                       ) -> dict:
         "Constructor arguments at `profile`'s size (`profile_sizes`, else the constructor defaults)."
         return dict(cls.profile_sizes.get(profile.name, {}))
 
-    def profile_frames(self, profile: Profile) -> int:
+    def profile_frames(self, profile: Profile,  # a `get_profile` result
+                       ) -> int:
         "Frames stored per trajectory at `profile` (`profile_n_frames`, else the profile's default)."
         return int(self.profile_n_frames.get(profile.name, profile.default_frames))
 
-    def split_frames(self, profile: Profile, split: str) -> int:
+    def split_frames(self, profile: Profile,  # a `get_profile` result
+                     split: str,  # one of `SPLITS`
+                     ) -> int:
         "Frames stored per trajectory of `split`: `profile_frames`, and at least `profile.eval_frames` for test and OOD."
         n = self.profile_frames(profile)
         return max(n, int(profile.eval_frames)) if check_split(split) in LONG_SPLITS else n

@@ -229,8 +229,11 @@ def dask_client(scheduler: str | None = None, workers: int | None = None):
         yield None
     else:
         n = workers or len(os.sched_getaffinity(0))
+        # no dashboard, and the scheduler's HTTP server (health, metrics) on a free port: on its default, 8787, taken
+        # by any other cluster on this machine, distributed would warn "Port 8787 is already in use" into the output
+        http = dict(dashboard_address="127.0.0.1:0")
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+                          scheduler_kwargs=http, silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
             yield client
 
 

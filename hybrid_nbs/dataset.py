@@ -70,8 +70,8 @@ class PairDataset(torch.utils.data.Dataset):
         self._g = None
         self.set_epoch(0)
 
-    def set_epoch(self, epoch: int):
-        "Draw this epoch's pairs."
+    def set_epoch(self, epoch: int):  # the pairs come from make_rng(seed, "pairs", epoch)
+        "Draw this epoch's pairs (call it before each epoch; the constructor draws epoch 0's)."
         self.pairs = sample_pairs(self.n_traj, self.n_frames, self.n_pairs, make_rng(self.seed, "pairs", epoch),
                                   self.mode, self.max_horizon)
 

@@ -69,17 +69,22 @@ class HybridSimulator:
     def _vectors(self, params) -> np.ndarray:
         return np.stack([self.env.param_vector(p) for p in params])
 
-    def scores(self, states: np.ndarray, params, horizon: int):
-        "Step-doubling result for raw `states` (B, *shape) with `params` (B `Params` objects)."
+    def scores(self, states: np.ndarray,  # (B, *state_shape) raw
+               params,  # B `Params` objects
+               horizon: int):  # frames ahead
+        "(step-doubling result, (B,) trust scores) for raw `states`: the map's mean or top-1% mean, by `score`."
         sd = step_doubling(self.model, states, self._vectors(params), self._horizon(horizon), self.splits,
                            batch_size=self.batch_size, extrapolate=self.extrapolate)
         return sd, (sd.score_mean if self.score == "mean" else sd.score_top)
 
-    def calibrate(self, states, params, horizon: int,  # calib-split inputs
+    def calibrate(self, states,  # (B, *state_shape) raw calib-split inputs, never the ones Mode 2 is applied to
+                  params,  # their B `Params` objects
+                  horizon: int,  # frames ahead; the threshold holds at this horizon only
                   deferral: float | None = None,  # target fraction of trajectories to defer
                   error_budget: float | None = None,  # or: target mean error (normalised RMSE per trajectory)
-                  targets: np.ndarray | None = None,  # val ground truth, needed for `error_budget`
-                  solver_error: np.ndarray | None = None) -> float:  # per-trajectory error when deferred (default 0)
+                  targets: np.ndarray | None = None,  # their ground truth `horizon` frames on, for `error_budget`
+                  solver_error: np.ndarray | None = None,  # per-trajectory error when deferred (default 0)
+                  ) -> float:
         "Set and return the threshold from held-out data, for a deferral fraction or an error budget."
         if (deferral is None) == (error_budget is None):
             raise ValueError("give exactly one of deferral and error_budget")
@@ -117,7 +122,10 @@ class HybridSimulator:
             self.env.check_state(s, f"states[{i}]")
         return states
 
-    def mode1(self, states: np.ndarray, params, horizon: int) -> HybridResult:
+    def mode1(self, states: np.ndarray,  # (B, *state_shape) raw, each checked by the environment
+              params,  # B `Params` objects
+              horizon: int,  # frames ahead
+              ) -> HybridResult:
         "Mode 1, speed: the surrogate alone, `horizon` frames ahead, one forward pass per batch."
         h, states = self._horizon(horizon), self._inputs(states, params)
         t0 = time.perf_counter()
@@ -128,7 +136,11 @@ class HybridSimulator:
         t1 = time.perf_counter()
         return HybridResult(pred, np.zeros(len(states), bool), None, None, dict(surrogate=t1 - t0, solver=0.0, total=t1 - t0))
 
-    def mode2(self, states: np.ndarray, params, horizon: int, threshold: float | None = None) -> HybridResult:
+    def mode2(self, states: np.ndarray,  # (B, *state_shape) raw
+              params,  # B `Params` objects
+              horizon: int,  # frames ahead: the calibrated horizon, unless `threshold` is given
+              threshold: float | None = None,  # defer scores above it; None: the calibrated threshold
+              ) -> HybridResult:
         "Mode 2, accuracy: the step-doubling gate defers the trajectories it distrusts to the reference solver."
         h, states = self._horizon(horizon), self._batch(states, params)
         tau = self.threshold if threshold is None else float(threshold)

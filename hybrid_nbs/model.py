@@ -34,7 +34,9 @@ class HorizonEmbedding(nn.Module):
         self.register_buffer("freqs", freqs, persistent=False)  # derived from the config, not a weight
         self.dim = 2 * n_freqs + 1
 
-    def forward(self, horizon: torch.Tensor) -> torch.Tensor:  # (B,) horizons in frames -> (B, dim)
+    def forward(self, horizon: torch.Tensor,  # (B,) horizons in frames, > 0
+                ) -> torch.Tensor:
+        "(B, dim) embedding of the horizons."
         x = torch.log2(horizon.float())[:, None]
         angles = x * self.freqs
         return torch.cat([torch.sin(angles), torch.cos(angles), x / 6], dim=-1)
@@ -67,10 +69,14 @@ class Normalizer(nn.Module):
         shape[self.axis] = -1
         return v.view(shape)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor,  # raw values, channels on `axis`
+                ) -> torch.Tensor:
+        "Normalise: (x - mean) / std, channel by channel."
         return (x - self._view(self.mean, x)) / self._view(self.std, x)
 
-    def inverse(self, x: torch.Tensor) -> torch.Tensor:
+    def inverse(self, x: torch.Tensor,  # normalised values, channels on `axis`
+                ) -> torch.Tensor:
+        "Undo `forward`: x * std + mean, channel by channel."
         return x * self._view(self.std, x) + self._view(self.mean, x)
 
 # %% ../nbs/05_model.ipynb #c013
@@ -83,7 +89,9 @@ class FiLM(nn.Module):
         nn.init.zeros_(self.proj.bias)
 
     def forward(self, h: torch.Tensor,  # (B, C, ...) features
-                cond: torch.Tensor) -> torch.Tensor:  # (B, cond_dim)
+                cond: torch.Tensor,  # (B, cond_dim) conditioning
+                ) -> torch.Tensor:
+        "The modulated features, shaped as `h`."
         scale, shift = self.proj(cond).chunk(2, dim=-1)
         shape = (*scale.shape, *(1,) * (h.ndim - 2))
         return h * (1 + scale.view(shape)) + shift.view(shape)
@@ -132,7 +140,9 @@ class PeriodicConv2d(nn.Conv2d):
             raise ValueError(f"PeriodicConv2d needs an odd kernel size, got {kernel_size}")
         super().__init__(c_in, c_out, kernel_size, stride=stride, padding=0, padding_mode="circular")
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor,  # (B, c_in, ny, nx) on a periodic grid
+                ) -> torch.Tensor:
+        "The convolution of `x`, the grid wrapped around (no boundary)."
         return F.conv2d(circular_pad(x, self.kernel_size[0] // 2), self.weight, self.bias, self.stride)
 
 
@@ -150,7 +160,10 @@ class ResBlock(nn.Module):
         self.norm2, self.film, self.conv2 = nn.GroupNorm(groups, c_out), FiLM(cond_dim, c_out), _conv3(c_out, c_out, padding)
         self.skip = nn.Conv2d(c_in, c_out, 1) if c_in != c_out else nn.Identity()
 
-    def forward(self, x: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor,  # (B, c_in, ny, nx) features
+                cond: torch.Tensor,  # (B, cond_dim) conditioning
+                ) -> torch.Tensor:
+        "(B, c_out, ny, nx): the skip path of `x` plus the conditioned branch."
         h = self.conv1(F.silu(self.norm1(x)))
         h = self.conv2(F.silu(self.film(self.norm2(h), cond)))
         return self.skip(x) + h
@@ -179,7 +192,10 @@ class UNet(nn.Module):
         nn.init.zeros_(self.out.weight)
         nn.init.zeros_(self.out.bias)
 
-    def forward(self, x: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:  # the correction, same shape as x
+    def forward(self, x: torch.Tensor,  # (B, channels, ny, nx) normalised states
+                cond: torch.Tensor,  # (B, cond_dim) conditioning
+                ) -> torch.Tensor:
+        "The correction to `x`, of its shape (zero at initialisation: the output layer starts at zero)."
         h, skips = self.stem(F.pixel_unshuffle(x, self.patch) if self.patch > 1 else x), []
         for i, level in enumerate(self.down):
             for blk in level:
@@ -202,7 +218,10 @@ class MLPBlock(nn.Module):
         self.norm1, self.lin1 = nn.LayerNorm(width), nn.Linear(width, width)
         self.norm2, self.film, self.lin2 = nn.LayerNorm(width), FiLM(cond_dim, width), nn.Linear(width, width)
 
-    def forward(self, x: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor,  # (B, width) features
+                cond: torch.Tensor,  # (B, cond_dim) conditioning
+                ) -> torch.Tensor:
+        "`x` plus the conditioned branch, of `x`'s shape."
         h = self.lin1(F.silu(self.norm1(x)))
         return x + self.lin2(F.silu(self.film(self.norm2(h), cond)))
 
@@ -217,7 +236,10 @@ class FiLMMLP(nn.Module):
         nn.init.zeros_(self.out.weight)
         nn.init.zeros_(self.out.bias)
 
-    def forward(self, x: torch.Tensor, cond: torch.Tensor) -> torch.Tensor:  # the correction, same shape as x
+    def forward(self, x: torch.Tensor,  # (B, n_in) flattened normalised states
+                cond: torch.Tensor,  # (B, cond_dim) conditioning
+                ) -> torch.Tensor:
+        "The correction to `x`, of its shape (zero at initialisation: the output layer starts at zero)."
         h = self.inp(x)
         for blk in self.blocks:
             h = blk(h, cond)
@@ -330,7 +352,8 @@ class SurrogateConfig:
         return lists({f.name: getattr(self, f.name) for f in dataclasses.fields(self)}) | {"arch": arch}
 
     @classmethod
-    def from_dict(cls, d: Mapping) -> SurrogateConfig:
+    def from_dict(cls, d: Mapping,  # `to_dict`'s output (a checkpoint's config.json)
+                  ) -> SurrogateConfig:
         "Rebuild from `to_dict`'s output; unknown or missing keys raise `ValueError`."
         d = _fields(cls, d, "SurrogateConfig", optional=("env_path", "env_config", "max_horizon"))
         kind = d["arch"].get("kind") if isinstance(d["arch"], Mapping) else None
@@ -380,7 +403,10 @@ class Surrogate(nn.Module):
             raise ValueError(f"{name} contains non-finite values (NaN or inf)")
         return x
 
-    def conditioning(self, horizon, params, batch: int) -> torch.Tensor:
+    def conditioning(self, horizon,  # frames, scalar or (batch,), finite and > 0
+                     params,  # raw physical parameters, (P,) or (batch, P)
+                     batch: int,  # the batch size B
+                     ) -> torch.Tensor:
         "The (batch, cond_dim) vector every block is conditioned on."
         h = torch.as_tensor(horizon, dtype=torch.float32, device=self.param_norm.mean.device).reshape(-1)
         if isinstance(horizon, bool) or h.numel() not in (1, batch) or not torch.isfinite(h).all() or (h <= 0).any():
@@ -398,14 +424,18 @@ class Surrogate(nn.Module):
 
     def forward(self, state_norm: torch.Tensor,  # (B, *state_shape), normalised
                 horizon,  # frames, scalar or (B,)
-                params) -> torch.Tensor:  # raw physical parameters, (P,) or (B, P)
+                params,  # raw physical parameters, (P,) or (B, P)
+                ) -> torch.Tensor:
+        "The normalised state `horizon` frames later: `state_norm` plus the network's correction (what training calls)."
         x = self._check_state(state_norm, "state_norm")
         cond = self.conditioning(horizon, params, x.shape[0])
         if self.grid:
             return x + self.net(x, cond)
         return x + self.net(x.flatten(1), cond).view_as(x)
 
-    def predict(self, state, horizon, params):
+    def predict(self, state,  # raw state(s), `state_shape` or (B, *state_shape); numpy or torch
+                horizon,  # frames, scalar or (B,)
+                params):  # raw physical parameters, (P,) or (B, P)
         "Raw state(s) `horizon` frames later; numpy in gives float64 numpy out, with or without a batch axis."
         is_np, single = isinstance(state, np.ndarray), np.ndim(state) == len(self.config.state_shape)
         x = torch.as_tensor(np.asarray(state, np.float32) if is_np else state, dtype=torch.float32)

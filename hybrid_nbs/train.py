@@ -75,10 +75,12 @@ class TrainConfig:
             raise ValueError("TrainConfig: lr and clip must be positive, chain_weight non-negative")
 
     def to_dict(self) -> dict:
+        "Every field, JSON-safe (a checkpoint's `train_config`)."
         return dataclasses.asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> TrainConfig:
+    def from_dict(cls, d: dict,  # `to_dict`'s output, possibly from an older checkpoint
+                  ) -> TrainConfig:
         "The config a checkpoint's `train_config` describes (fields it predates take the behaviour it had)."
         unknown = set(d) - {f.name for f in dataclasses.fields(cls)}
         if unknown:
@@ -167,8 +169,10 @@ class PairSource:
                              n_frames=int(self.n_frames), seed=g.attrs["seed"], solver_hash=g.attrs["solver_hash"],
                              content_sha256=_sha_array(read_meta(g, "digest")))  # the per-trajectory frame digests
 
-    def batches(self, pairs: np.ndarray, batch_size: int, workers: int = 0):
-        "Yield the batches of `pairs` in order."
+    def batches(self, pairs: np.ndarray,  # (N, 3) rows (trajectory, t0, h)
+                batch_size: int,  # rows per batch (the last may be shorter)
+                workers: int = 0):  # DataLoader workers when the split is read from the store, not memory
+        "Yield the batches of `pairs` in order, as (state, target, horizon, params) tensors."
         if self.states is not None:
             for k in range(0, len(pairs), batch_size):
                 i, t0, h = torch.from_numpy(np.ascontiguousarray(pairs[k:k + batch_size])).T
@@ -210,7 +214,11 @@ class PairLoss(nn.Module):
         super().__init__()
         self.model, self.cfg = model, cfg
 
-    def forward(self, x, y, h, p):
+    def forward(self, x,  # (B, *state_shape) normalised inputs
+                y,  # (B, *state_shape) normalised targets, `h` frames later
+                h,  # (B,) horizons in frames
+                p):  # (B, P) raw physical parameters
+        "(direct, chain): the MSE of f(x, h) against y, and of the two half-steps on the chained share of the batch."
         direct = F.mse_loss(self.model(x, h, p), y)
         k = math.ceil(self.cfg.chain_frac * len(h)) if self.cfg.chain_weight > 0 else 0
         idx = torch.nonzero(h[:k] >= 2).flatten()

@@ -1,4 +1,5 @@
-"""The docs site: built from the smoke profile with smalldocs, then every page opened in headless Chromium.
+"""The docs site: chapters executed at the smoke profile, experiment pages from the committed laptop results, rendered
+with smalldocs, formulas typeset to MathML, then every page opened in headless Chromium.
 
 The renderer and its check are development tools of the checkout (`tools/docs.py`, `tools/docs_check.py`), not modules
 of the package; they import one another by name, so `tools/` goes on `sys.path` as it does when they run as scripts.
@@ -31,9 +32,9 @@ needs_chromium = pytest.mark.skipif(_chromium() is None, reason="Chromium is not
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    "The whole site, built with the smoke profile into a temporary folder, and the notebooks it shows."
+    "The whole site (chapters at the smoke profile, experiments from results/laptop/) in a temporary folder, and its pages."
     tmp = tmp_path_factory.mktemp("docs")
-    notebooks = docs.docs_notebooks(ROOT / "nbs")  # listed before the build starts: others may appear meanwhile
+    notebooks = list(docs.site_pages(ROOT / "nbs", "laptop")[0])  # listed before the build starts: others may appear meanwhile
     # executed copies are kept in _proc/ (git-ignored) and reused while newer than their notebook and every module
     path = docs.build_docs(ROOT, profile="smoke", dest=tmp / "site", n_workers=2, quiet=True)
     return path, notebooks
@@ -41,7 +42,8 @@ def site(tmp_path_factory):
 
 @needs_chromium
 def test_every_page_renders(site):
-    "The index and every notebook's page render with their title, content and figures, and no local link is broken."
+    """Every page renders with its title, content and figures, no local link is broken, nothing is fetched from the
+    network, no raw TeX or warning is in the text, and each experiment page names the laptop profile (`check_docs`)."""
     site, notebooks = site
     manifest = json.loads((site / docs.MANIFEST).read_text())
     res = docs_check.check_docs(site)  # raises DocsCheckError listing every failure
@@ -55,6 +57,20 @@ def test_every_page_renders(site):
     if (ROOT / "nbs/02_euler.ipynb").exists():
         assert pages["euler.html"]["images"] >= 1, "02_euler makes plots, so its page must show them"
     assert all(r["links"] > 0 for r in pages.values())
+    experiments = [p for p in manifest["pages"] if p["source"].startswith("nbs/experiments/")]
+    assert experiments and all(p["profile"] == "laptop" and p["outputs"].startswith("results/laptop/") for p in experiments)
+    assert {"experiments/hybrid_euler.html", "experiments/hybrid_balls.html"} <= set(pages)  # one page per environment
+    assert manifest["formulas"] > 50, "the chapters hold many formulas, and the build typesets them"
+    assert not any("katex" in f.read_text().lower() for f in site.rglob("*.html")), "a page still loads KaTeX"
+
+
+def test_chapters_store_their_outputs(site):
+    "A chapter whose page shows figures keeps them in the notebook too, so it reads on a code host."
+    site, _ = site
+    manifest = json.loads((site / docs.MANIFEST).read_text())
+    bare = [p["source"] for p in manifest["pages"] if p["images"] and not p["source"].startswith("nbs/experiments/")
+            and not docs.count_images(json.loads((ROOT / p["source"]).read_text()))]
+    assert not bare, f"{bare} show figures on the site but store none: run `hnwm docs --store-outputs` and commit"
 
 
 def test_index_keeps_everything_after_its_title(site):
@@ -195,3 +211,51 @@ def test_a_tiny_site_end_to_end(tmp_path):
         (built / "index.html").write_text((built / "index.html").read_text().replace('href="index.html"', 'href="gone.html"', 1))
         with pytest.raises(docs_check.DocsCheckError, match="broken local link 'gone.html'"):
             docs_check.check_docs(built)
+
+
+def _stamped(nb: dict, **stamp) -> dict:
+    return {**nb, "metadata": {"hybrid_nbs_results": dict(profile="laptop", commit="abc1234", dirty=False,
+                                                          executed="2026-12-02 03:00 UTC", seconds=12.0, **stamp)}}
+
+
+def test_experiment_pages_show_published_results(tmp_path):
+    "An experiment page shows the results `hnwm reproduce` published, under a banner; missing results are refused."
+    proj = tmp_path / "tiny"
+    (proj / "nbs/experiments").mkdir(parents=True)
+    (proj / "pyproject.toml").write_text('[project]\nname = "tiny"\n\n[tool.nbdev]\nlib_path = "tiny"\n')
+    (proj / "nbs/_quarto.yml").write_text("project:\n  type: website\nwebsite:\n  title: tiny\n  sidebar:\n    contents:\n"
+                                         "      - index.ipynb\n      - experiments/*.ipynb\n")
+    page = lambda cells: {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}
+    (proj / "nbs/index.ipynb").write_text(json.dumps(page([_cell("markdown", "# tiny\n\n> A home page."),
+                                                   _cell("markdown", "Maths: $\\lVert x \\rVert$ and\n\n$$S_* = \\frac{a}{b}$$")])))
+    exp = page([_cell("markdown", "# An experiment\n\n> It prints a number."), _cell("code", "print('small ' + 'run')")])
+    (proj / "nbs/experiments/x.ipynb").write_text(json.dumps(exp))
+    with pytest.raises(FileNotFoundError, match=r"missing from results/laptop/: experiments/x.ipynb.*"
+                       r"hnwm reproduce --profile laptop --only x.*--results none"):
+        docs.build_docs(proj, quiet=True)
+    executed = json.loads(json.dumps(exp))
+    executed["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "laptop-sized run\n"}]
+    (proj / "results/laptop/experiments").mkdir(parents=True)
+    (proj / "results/laptop/experiments/x.ipynb").write_text(json.dumps(_stamped(executed, parameters={})))
+    built = docs.build_docs(proj, quiet=True)
+    html = (built / "experiments/x.html").read_text()
+    assert "laptop-sized run" in html and "small run" not in html, "the page shows the published outputs, not a re-run"
+    assert "Results of the <code>laptop</code> profile" in html and "abc1234" in html and "has changed" not in html
+    index = (built / "index.html").read_text()
+    assert index.count("<math") == 2 and "katex" not in index.lower() and "\\(" not in index
+    man = json.loads((built / docs.MANIFEST).read_text())
+    assert [(p["page"], p["profile"]) for p in man["pages"]] == [("index.html", None), ("experiments/x.html", "laptop")]
+    if _chromium() is not None:
+        docs_check.check_docs(built)
+        (built / "index.html").write_text(index.replace("</main>", "<p>left: \\(x\\) and UserWarning: boom</p>"
+                                                        '<img src="https://cdn.example.org/x.png"></main>', 1))
+        (built / "experiments/x.html").write_text(html.replace("laptop</code> profile", "smoke</code> run"))
+        with pytest.raises(docs_check.DocsCheckError) as e:
+            docs_check.check_docs(built)
+        for what in ("raw TeX in the text", "a warning is printed in the page", "https://cdn.example.org/x.png' from the network",
+                     "experiments/x.html: an experiment page that does not say which profile"):
+            assert what in str(e.value), what
+    exp["cells"][1]["source"] = "print('the notebook changed')"
+    (proj / "nbs/experiments/x.ipynb").write_text(json.dumps(exp))
+    html = (docs.build_docs(proj, quiet=True) / "experiments/x.html").read_text()
+    assert "has changed since (1 of 2 cells differ)" in html and "hnwm reproduce --profile laptop --only x" in html

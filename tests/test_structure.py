@@ -1,11 +1,17 @@
-"""The package's shape: no import cycle between its modules (function-level imports included), and no module outside
-`envs/` asks which environment it runs (no comparison with a registered environment's name)."""
+"""The package's shape: no import cycle between its modules (function-level imports included), no module outside
+`envs/` asks which environment it runs (no comparison with a registered environment's name), and every public method
+of an exported class has its `show_doc` in the notebook of its module (nbdev documents a class by its constructor)."""
 import ast
+import importlib
+import inspect
+import json
+import re
 from pathlib import Path
 
 from hybrid_nbs.envs import ENV_NAMES
 
 PKG = Path(__file__).resolve().parents[1] / "hybrid_nbs"
+NBS = PKG.parent / "nbs"
 
 
 def _modules() -> dict[str, Path]:
@@ -68,3 +74,48 @@ def test_no_environment_name_comparison_outside_envs():
                 if consts & names:
                     found.append(f"{f.name}:{node.lineno}")
     assert not found, f"environment names compared outside envs/: {found}"
+
+
+def _module_notebooks() -> dict[str, Path]:
+    "Module name (as `_modules` names it) -> the notebook whose `#| default_exp` exports it."
+    out = {}
+    for nb in sorted(NBS.glob("*.ipynb")):
+        for cell in json.loads(nb.read_text())["cells"]:
+            m = re.search(r"^#\|\s*default_exp\s+(\S+)", "".join(cell["source"]), re.M)
+            if cell["cell_type"] == "code" and m:
+                out[m.group(1).removesuffix("__init__").removesuffix(".")] = nb  # `envs.__init__` is `envs`
+                break
+    return out
+
+
+def _show_docs(nb: Path) -> set[str]:
+    "The names the notebook's code cells call `show_doc` on, e.g. {'HybridSimulator.calibrate'}."
+    cells = json.loads(nb.read_text())["cells"]
+    return {n for c in cells if c["cell_type"] == "code" for n in re.findall(r"show_doc\(\s*([\w.]+)", "".join(c["source"]))}
+
+
+def _public_methods(cls) -> list[str]:
+    "Public methods, properties, class and static methods written in the body of `cls` itself."
+    out = []
+    for name, v in vars(cls).items():
+        f = v.fget if isinstance(v, property) else getattr(v, "__func__", v)
+        # written in this class's body: not an inherited method, a dataclass field's default (`Baseline.applies`) nor
+        # an alias of a module function (`Euler.from_primitive = staticmethod(from_primitive)`, documented as itself)
+        if not name.startswith("_") and inspect.isfunction(f) and f.__qualname__ == f"{cls.__qualname__}.{name}":
+            out.append(name)
+    return out
+
+
+def test_every_public_method_has_a_show_doc():
+    notebooks, missing = _module_notebooks(), []
+    for m in sorted(_modules()):
+        mod = importlib.import_module(f"hybrid_nbs.{m}" if m else "hybrid_nbs")
+        classes = [c for c in (getattr(mod, n) for n in getattr(mod, "__all__", ()))
+                   if inspect.isclass(c) and c.__module__ == mod.__name__]
+        methods = [(c, f) for c in classes for f in _public_methods(c)]
+        if not methods:
+            continue
+        assert m in notebooks, f"no notebook under nbs/ has `#| default_exp {m}` (module hybrid_nbs.{m})"
+        documented = _show_docs(notebooks[m])
+        missing += [f"{c.__name__}.{f} (nbs/{notebooks[m].name})" for c, f in methods if f"{c.__name__}.{f}" not in documented]
+    assert not missing, f"public methods without a `show_doc(Class.method)` cell in their module's notebook: {missing}"

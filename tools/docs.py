@@ -3,19 +3,27 @@ smalldocs; `docs_check.py` (next to this file) then checks the pages in headless
 
 A development tool of the checkout, not part of the installed package. Run it from the checkout:
 
-    python tools/docs.py [--profile smoke] [--from-runs] [--no-check]   # or: hnwm docs
+    python tools/docs.py [--profile smoke] [--results laptop|none] [--no-check]   # or: hnwm docs
 
 nbdev's own docs command (`nbdev-docs`) needs Quarto, which does not install on these machines. The same site comes
-from four steps that need only Python:
+from five steps that need only Python:
 
-1. **execute** each notebook (they are kept without outputs) with the `smoke` profile, skipping the cells flagged in
-   `tst_flags` (`#| slow`) as `nbdev-test` does, or reuse the executed copy `hnwm reproduce` left in `_runs/`;
+1. **outputs**: each chapter notebook (they are kept small) is executed with the `smoke` profile, skipping the cells
+   flagged in `tst_flags` (`#| slow`) as `nbdev-test` does; each experiment page shows instead the executed copy that
+   `hnwm reproduce --profile laptop` published to `results/laptop/` (committed), one page per copy (`hybrid.ipynb`
+   makes `hybrid_euler`, `hybrid_oregonator`, `hybrid_balls`), under a banner naming the profile, the commit, the date
+   and the parameters, and saying so when the notebook has changed since. A site asked for results that are not there
+   is refused with the command that makes them; `--results none` executes the experiments at the chapters' profile
+   instead, and their banner says that they are not the results;
 2. **process** it with nbdev's own docs processors (`nbdev.processors.FilterDefaults`, what `nbdev-proc-nbs` runs):
    `#| hide` and `#| export` cells go, each exported definition gets its `show_doc`, backticked names become links;
 3. **render** the processed notebooks with smalldocs, which reads the same `nbs/_quarto.yml` and shows the saved
    outputs;
-4. **check** every page in headless Chromium (`docs_check.py`): it renders, its figures are there, and no local link
-   is broken.
+4. **typeset** every formula as MathML (`latex2mathml`), which Chromium renders natively, and drop smalldocs' KaTeX
+   links to a CDN: the site needs no network to be read;
+5. **check** every page in headless Chromium (`docs_check.py`): it renders, its figures are there, no local link is
+   broken, no raw TeX or warning is left in the text, nothing is fetched from the network, and each experiment page
+   names the profile of its results.
 
 Pages: every notebook under `nbs/` is a page, except those in folders starting with `_` or `.` (as nbdev's `nbglob`);
 the home page is `index.ipynb`, so the site refuses to build without it. nbdev names each page after its notebook
@@ -23,11 +31,16 @@ without the numeric prefix (`00_core.ipynb` -> `core.html`), and the links it ma
 smalldocs names a page after its source, so the processed notebook is saved under the page's name instead, and the
 navigation of `nbs/_quarto.yml` / `nbs/sidebar.yml` (globs of notebooks) is rewritten to name the pages.
 
-Executed copies are kept in `_proc/exec/` and reused while they are newer than their notebook and every module of the
-package (and were made with the same profile). Notebooks execute with `HYBRID_NBS_ROOT` at `_proc/root`, which holds
-copies of `figures/` and `tables/` and links to the rest of the project, so what they write under the `smoke` profile
-never replaces the figures and tables `hnwm reproduce` made. Next to the pages, the site gets `docs-manifest.json`:
-each page with its title, its source and how many figures its outputs hold, which `check_docs` holds the page to.
+Chapter notebooks keep the outputs of their smoke-profile lesson cells, so they read on a code host: after a build,
+`--store-outputs` writes the executed outputs back into `nbs/` (sources untouched, cleaned by `nbdev-clean`); commit
+them with the change that made them.
+
+Executed chapters are kept in `_proc/exec/` and reused while they are newer than their notebook and every module of
+the package (and were made with the same profile). Notebooks execute with `HYBRID_NBS_ROOT` at `_proc/root`, which
+holds copies of `figures/` and `tables/` and links to the rest of the project, so what they write under the `smoke`
+profile never replaces the figures and tables `hnwm reproduce` made. Next to the pages, the site gets
+`docs-manifest.json`: each page with its title, its source, where its outputs come from, how many figures they hold
+and the profile an experiment page must name, which `check_docs` holds the page to.
 
 The tools import one another by their bare names (`docs`, `docs_check`), as they do when run as scripts: to import
 them from elsewhere, put `tools/` on `sys.path` (`hybrid_nbs.cli.dev_tool` does).
@@ -52,7 +65,9 @@ import yaml
 from hybrid_nbs.core import PROFILES, get_profile
 
 __all__ = ['ROOT', 'IMAGE_MIMES', 'MANIFEST', 'docs_notebooks', 'page_name', 'page_map', 'map_entries', 'stage_config',
-           'run_worker', 'fix_page', 'count_images', 'render_site', 'notebook_job', 'build_docs', 'docs_main', 'main']
+           'run_worker', 'fix_page', 'count_images', 'render_site', 'is_experiment', 'experiment_copies', 'site_pages',
+           'results_banner', 'offline_maths', 'notebook_job', 'missing_results', 'build_docs', 'store_outputs',
+           'docs_main', 'main']
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout this tool belongs to
 
@@ -79,10 +94,11 @@ def page_name(
 
 def page_map(
     nbs: Path,  # the notebooks folder
+    keys: list[PurePosixPath] | None = None,  # the pages' notebook names (default: `docs_notebooks(nbs)`)
 ) -> dict[PurePosixPath, PurePosixPath]:  # each notebook (relative to `nbs`) to its page name, in sidebar order
-    "Page names for all the site's notebooks; two notebooks may not make the same page."
+    "Page names for all the site's notebooks (or executed copies, `keys`); two may not make the same page."
     pages: dict[PurePosixPath, PurePosixPath] = {}
-    for nb in docs_notebooks(nbs):
+    for nb in (docs_notebooks(nbs) if keys is None else keys):
         page = page_name(nb)
         clash = next((k for k, v in pages.items() if v == page), None)
         if clash is not None:
@@ -303,6 +319,109 @@ def render_site(
 MANIFEST = "docs-manifest.json"
 
 
+def is_experiment(nb: PurePosixPath) -> bool:
+    "Whether a notebook (relative to `nbs`) is an experiment, whose page shows published results."
+    return PurePosixPath(nb).parts[0] == "experiments"
+
+
+def experiment_copies(
+    nbs: Path,  # the notebooks folder
+    nb: PurePosixPath,  # an experiment notebook, relative to `nbs`
+) -> list[tuple[PurePosixPath, dict]]:  # (executed copy relative to `results/<profile>/`, its parameters)
+    "The executed copies `hnwm reproduce` makes of an experiment: one per environment where it takes `env_name`."
+    import papermill as pm
+
+    from hybrid_nbs.cli import notebook_jobs
+    return [(PurePosixPath(rel), extra) for _, rel, extra in notebook_jobs(pm, Path(nbs) / nb, Path(nbs))]
+
+
+def site_pages(
+    nbs: Path,  # the notebooks folder
+    results: str | None,  # the profile whose published results the experiment pages show; None: one page per notebook
+) -> tuple[dict, dict, dict]:  # key -> page name (navigation), key -> (notebook, parameters), notebook -> page (links)
+    "The site's pages: one per chapter, one per executed copy of each experiment when they show published results."
+    sources: dict[PurePosixPath, tuple[PurePosixPath, dict]] = {}
+    for nb in docs_notebooks(nbs):
+        copies = experiment_copies(nbs, nb) if results and is_experiment(nb) else [(nb, {})]
+        sources.update({key: (nb, params) for key, params in copies})
+    pages = page_map(nbs, list(sources))
+    links = {nb: pages[key] for key, (nb, _) in reversed(list(sources.items()))}  # a notebook links to its first copy
+    return pages, sources, {**links, **pages}
+
+
+def _source_cells(nb: dict) -> list[tuple[str, str]]:
+    return [(c["cell_type"], _text(c.get("source"))) for c in nb["cells"]
+            if "injected-parameters" not in c.get("metadata", {}).get("tags", [])]
+
+
+def results_banner(
+    executed: dict,  # the published executed notebook, with its `hybrid_nbs_results` stamp
+    source: dict | None,  # the notebook it came from, as it is now (None: not compared)
+    rel: str,  # the executed copy's name, relative to `results/<profile>/`
+) -> tuple[str, bool]:  # the banner's markdown, and whether the notebook changed since
+    "Say on an experiment page which run made its outputs: profile, commit, date, parameters, and whether it is stale."
+    stamp = executed.get("metadata", {}).get("hybrid_nbs_results") or {}
+    prof = stamp.get("profile", "?")
+    commit = stamp.get("commit")
+    code = (f"commit `{commit}`" + (" with uncommitted changes" if stamp.get("dirty") else "")) if commit else "an unknown commit"
+    params = ", ".join(f"`{k} = {v!r}`" for k, v in (stamp.get("parameters") or {}).items())
+    secs = stamp.get("seconds")
+    text = (f"**Results of the `{prof}` profile**: these outputs are those `hnwm reproduce --profile {prof}` saved "
+            f"(`results/{prof}/{rel}`), made by the code of {code} on {stamp.get('executed', 'an unknown date')}"
+            + (f" in {secs:.0f} s" if isinstance(secs, (int, float)) else "") + (f", with {params}" if params else "")
+            + "; the page does not re-run them." + (f" ({stamp['note']})" if stamp.get("note") else ""))
+    stale = False
+    if source is not None:
+        now, then = _source_cells(source), _source_cells(executed)
+        changed = sum(a != b for a, b in zip(now, then)) + abs(len(now) - len(then))
+        if changed:
+            stale = True
+            text += (f" The notebook has changed since ({changed} of {len(now)} cells differ): rerun it with "
+                     f"`hnwm reproduce --profile {prof} --only {PurePosixPath(rel).stem}`.")
+    return "> " + text, stale
+
+
+def _retitle(data: dict, params: dict) -> None:
+    "Name an executed copy's page after its parameters: `Hybrid evaluation (euler)`."
+    first = data["cells"][0] if data["cells"] else None
+    if not params or first is None or first["cell_type"] != "raw" or not _text(first["source"]).startswith("---"):
+        return
+    front = yaml.safe_load(_text(first["source"]).strip().strip("-")) or {}
+    front["title"] = f"{front.get('title', '')} ({', '.join(str(v) for v in params.values())})".strip()
+    first["source"] = "---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n"
+
+
+_re_math = re.compile(r'<span class="math (inline|display)">\\[(\[](.*?)\\[)\]]</span>', re.S)
+_re_katex = re.compile(r'\s*<(?:link|script)\b[^>]*katex[^>]*>(?:\s*</script>)?', re.I)
+
+
+def offline_maths(
+    site: Path,  # the rendered site
+) -> int:  # how many formulas were typeset
+    "Typeset every formula of the site as MathML (which Chromium renders natively) and drop the KaTeX CDN links."
+    import html
+
+    from latex2mathml.converter import convert
+    count = 0
+
+    def typeset(m):
+        nonlocal count
+        tex = html.unescape(m.group(2)).strip()
+        try:
+            mathml = convert(tex, display="block" if m.group(1) == "display" else "inline")
+        except Exception as e:  # latex2mathml raises its own errors on TeX it does not know
+            raise ValueError(f"docs: cannot typeset the formula {tex!r}: {type(e).__name__}: {e}") from None
+        count += 1
+        return f'<span class="math {m.group(1)}">{mathml}</span>'
+
+    for page in Path(site).rglob("*.html"):
+        text = page.read_text()
+        new = _re_katex.sub("", _re_math.sub(typeset, text))
+        if new != text:
+            page.write_text(new)
+    return count
+
+
 def _scratch_root(root: Path, scratch: Path) -> Path:
     "A root for the executing notebooks: copies of `figures/` and `tables/`, links to the rest of the project."
     shutil.rmtree(scratch, ignore_errors=True)
@@ -328,29 +447,47 @@ def _fresh(executed: Path, src: Path, lib: Path, profile: str) -> bool:
 
 def notebook_job(
     root: Path,  # the project root
-    nb: PurePosixPath | str,  # the notebook, relative to `<root>/nbs`
-    profile: str = "smoke",  # the profile it executes with
+    key: PurePosixPath | str,  # the page's notebook (or executed copy), relative to `<root>/nbs`
+    nb: PurePosixPath | str | None = None,  # the notebook it comes from (default: `key`)
+    profile: str = "smoke",  # the profile chapters execute with
     work: Path | None = None,  # the staging folder (default `<root>/_proc`)
-    from_runs: bool = False,  # take `_runs/`'s executed copy where there is one
+    results: str | None = None,  # for an experiment: the profile whose published copy it shows (None: execute it)
     force: bool = False,  # execute even when the executed copy is fresh
 ) -> dict:  # the job for `run_worker`, with `origin`: where the outputs come from
-    "How one notebook gets its outputs: executed now, its fresh executed copy, or `hnwm reproduce`'s copy."
-    root, nb = Path(root), PurePosixPath(nb)
+    "How one page gets its outputs: executed now, its fresh executed copy, or the results `hnwm reproduce` published."
+    root, key = Path(root), PurePosixPath(key)
+    nb = PurePosixPath(nb) if nb else key
     work = Path(work) if work else root / "_proc"
-    src, executed, run_copy = root / "nbs" / nb, work / "exec" / nb, root / "_runs" / nb
-    job = dict(src=str(src), executed=str(executed), processed=str(work / "proc" / nb), run=True,
+    src, executed = root / "nbs" / nb, work / "exec" / key
+    job = dict(src=str(src), executed=str(executed), processed=str(work / "proc" / key), run=True,
                skip_tst_flags=profile == "smoke", profile=profile, origin=f"executed ({profile})")
-    if from_runs and run_copy.is_file():
-        job.update(executed=str(run_copy), run=False, origin=f"_runs/{nb}")
+    if results and is_experiment(nb):
+        from hybrid_nbs.cli import results_dir
+        job.update(executed=str(results_dir(root, results) / key), run=False, origin=f"results/{results}/{key}")
     elif not force and _fresh(executed, src, root / "hybrid_nbs", profile):
         job.update(run=False, origin=f"executed ({profile}, reused)")
     return job
 
 
+def missing_results(
+    jobs: dict,  # key -> job, from `notebook_job`
+    results: str,  # the profile whose results the experiment pages show
+) -> str:  # "" when every published copy is there, else the message naming them and the command that makes them
+    "Say which experiment pages have no published results, and how to make them."
+    gone = [str(k) for k, j in jobs.items() if not j["run"] and "results" in j.get("origin", "") and not Path(j["executed"]).is_file()]
+    if not gone:
+        return ""
+    only = " ".join(PurePosixPath(g).stem for g in gone)
+    return (f"the `{results}` results of {len(gone)} experiment page(s) are missing from results/{results}/: "
+            f"{', '.join(gone)}. Make them with `make reproduce PROFILE={results}` (all), or "
+            f"`hnwm reproduce --profile {results} --only {only}`; or build a site that executes the experiments at "
+            f"the chapters' profile instead with `hnwm docs --results none`")
+
+
 def build_docs(
     root: Path | str | None = None,  # the project root (default: the checkout holding this tool)
-    profile: str = "smoke",  # the profile the notebooks execute with
-    from_runs: bool = False,  # use `_runs/`'s executed copies where they exist
+    profile: str = "smoke",  # the profile the chapters execute with
+    results: str | None = "laptop",  # the profile whose published results (`results/<profile>/`) the experiment pages show; None: execute them too
     dest: Path | str | None = None,  # the site folder (default `<root>/_docs`)
     work: Path | str | None = None,  # the staging folder (default `<root>/_proc`)
     n_workers: int = 2,  # notebooks executed at once
@@ -360,6 +497,7 @@ def build_docs(
     "Execute, process and render the notebooks into a static site; return its folder."
     root = Path(root).resolve() if root else ROOT
     profile = get_profile(profile).name
+    results = get_profile(results).name if results else None
     if n_workers < 1:
         raise ValueError(f"n_workers must be at least 1, got {n_workers}")
     nbs = root / "nbs"
@@ -367,68 +505,129 @@ def build_docs(
     work = Path(work).resolve() if work else root / "_proc"
     if not (nbs / "_quarto.yml").is_file():
         raise FileNotFoundError(f"{nbs / '_quarto.yml'} is missing: it is the site's Quarto config")
-    pages = page_map(nbs)
+    pages, sources, links = site_pages(nbs, results)
     say = (lambda *a: None) if quiet else (lambda msg: print(msg, file=sys.stderr, flush=True))
 
-    jobs = {nb: notebook_job(root, nb, profile, work, from_runs, force) for nb in pages}
-    origin = {nb: job.pop("origin") for nb, job in jobs.items()}
-    for nb, job in jobs.items():
-        if not job["run"] and origin[nb].startswith("_runs") and Path(job["executed"]).stat().st_mtime < (nbs / nb).stat().st_mtime:
-            say(f"docs: {job['executed']} is older than its notebook; using it anyway")
+    jobs = {key: notebook_job(root, key, nb, profile, work, results, force) for key, (nb, _) in sources.items()}
+    if results and (err := missing_results(jobs, results)):
+        raise FileNotFoundError(err)
+    origin = {key: job.pop("origin") for key, job in jobs.items()}
 
     t0, failures = time.perf_counter(), {}
 
-    def one(nb):
+    def one(key):
         t = time.perf_counter()
-        err = run_worker(jobs[nb], root, scratch)
-        say(f"docs: {nb} {'FAILED' if err else 'ok'} ({origin[nb]}, {time.perf_counter() - t:.0f} s)")
+        err = run_worker(jobs[key], root, scratch)
+        say(f"docs: {key} {'FAILED' if err else 'ok'} ({origin[key]}, {time.perf_counter() - t:.0f} s)")
         if err:
-            failures[nb] = err
+            failures[key] = err
 
     scratch = _scratch_root(root, work / "root")
-    experiments = [nb for nb in pages if str(nb).startswith("experiments/")]
+    serial = [k for k in pages if is_experiment(k) and jobs[k]["run"]]
     with ThreadPoolExecutor(n_workers) as pool:
-        list(pool.map(one, [nb for nb in pages if nb not in experiments]))
-    for nb in experiments:  # they share the pipeline's cached stages (data, checkpoints) under one root: one at a time
-        one(nb)
+        list(pool.map(one, [k for k in pages if k not in serial]))
+    for key in serial:  # they share the pipeline's cached stages (data, checkpoints) under one root: one at a time
+        one(key)
     if failures:
-        raise RuntimeError("docs: notebooks failed:\n" + "\n\n".join(f"--- {nb}\n{err}" for nb, err in failures.items()))
+        raise RuntimeError("docs: notebooks failed:\n" + "\n\n".join(f"--- {k}\n{err}" for k, err in failures.items()))
 
     stage = work / "site"
     shutil.rmtree(stage, ignore_errors=True)
     stage_config(nbs, stage, pages)
-    manifest, sources = [], set()
-    for nb, page in pages.items():
-        data, needs = fix_page(json.loads(Path(jobs[nb]["processed"]).read_text()), nb, pages)
-        sources |= needs
+    manifest, needed = [], set()
+    for key, page in pages.items():
+        nb, params = sources[key]
+        data, needs = fix_page(json.loads(Path(jobs[key]["processed"]).read_text()), key, links)
+        needed |= needs
+        shows = None
+        if is_experiment(nb):
+            if results:
+                banner, stale = results_banner(json.loads(Path(jobs[key]["executed"]).read_text()),
+                                               json.loads((nbs / nb).read_text()), str(key))
+                if stale:
+                    say(f"docs: {key}: the notebook has changed since its {results} results were made")
+                shows = results
+            else:
+                banner, shows = (f"> **Executed at the `{profile}` profile for this build**: these are not the "
+                                 f"results of `hnwm reproduce`, whose tables are in `tables/`."), profile
+            _retitle(data, params)
+            at = 1 if data["cells"] and data["cells"][0]["cell_type"] == "raw" else 0
+            data["cells"].insert(at, dict(cell_type="markdown", metadata={}, source=banner))
         (stage / page).parent.mkdir(parents=True, exist_ok=True)
         (stage / page).write_text(json.dumps(data, indent=1))
         front = yaml.safe_load(_text(data["cells"][0]["source"]).strip().strip("-")) if data["cells"] and data["cells"][0]["cell_type"] == "raw" else {}
-        manifest.append(dict(page=str(page.with_suffix(".html")), source=f"nbs/{nb}", outputs=origin[nb],
-                             title=str((front or {}).get("title") or page.stem), images=count_images(data)))
-    for s in sorted(sources):
+        manifest.append(dict(page=str(page.with_suffix(".html")), source=f"nbs/{nb}", outputs=origin[key],
+                             title=str((front or {}).get("title") or page.stem), images=count_images(data),
+                             profile=shows))
+    for s in sorted(needed):
         if (root / s).is_file():
             (stage / "source" / s).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / s, stage / "source" / s)
     warnings = render_site(stage, dest)
+    n_maths = offline_maths(dest)
     for w in warnings:
         say(f"docs: smalldocs: {w}")
-    (dest / MANIFEST).write_text(json.dumps(dict(profile=profile, pages=manifest, warnings=warnings), indent=1))
-    say(f"docs: {len(manifest)} pages in {dest} ({time.perf_counter() - t0:.0f} s)")
+    (dest / MANIFEST).write_text(json.dumps(dict(profile=profile, results=results, pages=manifest, warnings=warnings,
+                                                 formulas=n_maths), indent=1))
+    say(f"docs: {len(manifest)} pages, {n_maths} formulas typeset, in {dest} ({time.perf_counter() - t0:.0f} s)")
     return dest
 
 
+def store_outputs(
+    root: Path | str | None = None,  # the project root (default: the checkout holding this tool)
+    work: Path | str | None = None,  # the staging folder the build used (default `<root>/_proc`)
+    quiet: bool = False,  # print nothing
+) -> list[Path]:  # the notebooks whose outputs changed
+    "Write the chapters' executed outputs from the last build back into `nbs/`, cleaned, so they read on a code host."
+    root = Path(root).resolve() if root else ROOT
+    work = Path(work).resolve() if work else root / "_proc"
+    nbs, changed = root / "nbs", []
+    for nb in docs_notebooks(nbs):
+        executed = work / "exec" / nb
+        if is_experiment(nb) or not executed.is_file():
+            continue
+        src_path = nbs / nb
+        src, ran = json.loads(src_path.read_text()), json.loads(executed.read_text())
+        by_id = {c.get("id"): c for c in ran["cells"]}
+        if any(c.get("id") not in by_id or _text(by_id[c.get("id")].get("source")) != _text(c.get("source"))
+               for c in src["cells"]):
+            raise ValueError(f"docs: {executed} was executed from another version of {src_path}: build the docs again "
+                             f"before storing its outputs")
+        before = json.dumps([c.get("outputs") for c in src["cells"]])
+        for c in src["cells"]:
+            if c["cell_type"] == "code":
+                c["outputs"] = [o for o in by_id[c["id"]].get("outputs", [])]
+        if json.dumps([c.get("outputs") for c in src["cells"]]) == before:
+            continue
+        tmp = src_path.with_name(src_path.name + ".partial")
+        tmp.write_text(json.dumps(src, indent=1, ensure_ascii=False) + "\n")
+        os.replace(tmp, src_path)
+        changed.append(src_path)
+    if changed:  # nbdev's own cleaning: no execution counts, only the metadata the project allows
+        subprocess.run([str(Path(sys.executable).with_name("nbdev-clean")), "--fname", str(nbs)], cwd=root, check=True,
+                       capture_output=True)
+        now = time.time()
+        for path in changed:  # the executed copies stay fresh: only their outputs were written back
+            os.utime(work / "exec" / path.relative_to(nbs), (now, now))
+    if not quiet:
+        print(f"docs: outputs stored in {len(changed)} notebook(s)", file=sys.stderr)
+    return changed
+
+
 def docs_main(
-    profile: str = "smoke",  # the profile the notebooks execute with
-    from_runs: bool = False,  # use `_runs/`'s executed copies where they exist
+    profile: str = "smoke",  # the profile the chapters execute with
+    results: str | None = "laptop",  # the profile whose published results the experiment pages show; None: execute them
     check: bool = True,  # open every page in headless Chromium (`docs_check.check_docs`)
     root: Path | str | None = None,  # the project root (default: the checkout holding this tool)
+    store: bool = False,  # then write the chapters' outputs back into `nbs/` (`store_outputs`)
 ) -> Path:  # the site folder
-    "Build the site with `build_docs`, then check it in headless Chromium unless `check` is false."
-    site = build_docs(root, profile=profile, from_runs=from_runs)
+    "Build the site with `build_docs`, check it in headless Chromium unless `check` is false, store the outputs if asked."
+    site = build_docs(root, profile=profile, results=results)
     if check:
         from docs_check import check_docs  # the sibling tool; imported here, since it imports this module's MANIFEST
         check_docs(site)
+    if store:
+        store_outputs(root)
     return site
 
 
@@ -436,12 +635,16 @@ def main(argv: list[str] | None = None) -> int:
     "Command line of `python tools/docs.py` (what `hnwm docs` runs): build the site, check it, say where it is."
     ap = argparse.ArgumentParser(prog="tools/docs.py", description="Render the docs site from nbs/_quarto.yml with "
                                  "smalldocs and check it in headless Chromium.")
-    ap.add_argument("--profile", default="smoke", choices=tuple(PROFILES), help="profile used to execute the notebooks")
-    ap.add_argument("--from-runs", action="store_true", help="use the executed copies in _runs/ from hnwm reproduce")
+    ap.add_argument("--profile", default="smoke", choices=tuple(PROFILES), help="profile the chapters execute with")
+    ap.add_argument("--results", default="laptop", choices=(*PROFILES, "none"),
+                    help="profile whose published results (results/<profile>/) the experiment pages show; "
+                         "'none' executes the experiment notebooks at --profile instead")
     ap.add_argument("--no-check", action="store_true", help="skip the browser check")
+    ap.add_argument("--store-outputs", action="store_true", help="write the chapters' outputs back into nbs/ (commit them)")
     args = ap.parse_args(argv)
     try:
-        site = docs_main(args.profile, args.from_runs, check=not args.no_check)
+        site = docs_main(args.profile, None if args.results == "none" else args.results, check=not args.no_check,
+                         store=args.store_outputs)
     except (ValueError, RuntimeError, FileNotFoundError) as e:
         print(f"docs: error: {e}", file=sys.stderr)
         return 1

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -34,7 +35,8 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from docs import MANIFEST  # the sibling tool that writes the manifest (tools/ is on sys.path, as for a script)
 
-__all__ = ['CHROMIUM_FLAGS', 'CHROMIUM_NAMES', 'DocsCheckError', 'find_chromium', 'dump_dom', 'PageDom', 'local_target',
+__all__ = ['CHROMIUM_FLAGS', 'CHROMIUM_NAMES', 'DocsCheckError', 'RAW_TEX', 'WARNING_TEXT', 'find_chromium', 'dump_dom',
+           'PageDom', 'local_target',
            'check_docs', 'main']
 
 
@@ -85,14 +87,24 @@ def dump_dom(
     return out
 
 
+# what a reader must not see in a page's text: TeX the typesetting missed, and warnings printed by the code it ran
+RAW_TEX = re.compile(r"\\\(|\\\[|\$\$|\\(?:frac|lVert|rVert|mathrm|mathbf|partial|nabla|Delta|sum|int|left|right|text)\b")
+WARNING_TEXT = re.compile(r"\b[A-Z][A-Za-z]*Warning: |Perhaps you already have a cluster running|"
+                          r"Port \d+ is already in use|NumbaPerformanceWarning|NumbaDeprecationWarning")
+_NOT_PROSE = {"code", "pre", "script", "style", "math", "kbd", "samp", "textarea"}
+
+
 class PageDom(HTMLParser):
-    "What a page's DOM holds: title, ids, main text, pictures in main, and every URL it refers to."
+    "What a page's DOM holds: title, ids, main text (and its prose), pictures in main, and every URL it refers to."
 
     def __init__(self, text: str):
         super().__init__(convert_charrefs=True)
         self.title, self.ids, self.main_text, self.images, self.urls = "", set(), 0, [], []
+        self.text, self.prose = [], []  # all of main's text, and the part outside code, maths and scripts
         self._in_title = self._in_main = False
+        self._code = 0  # depth inside elements that are not prose
         self.feed(text)
+        self.text, self.prose = (" ".join("".join(t).split()) for t in (self.text, self.prose))
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -102,6 +114,8 @@ class PageDom(HTMLParser):
             self._in_title = True
         elif tag == "main":
             self._in_main = True
+        if tag in _NOT_PROSE:
+            self._code += 1
         if tag in ("img", "svg") and self._in_main:
             self.images.append(a.get("src") or f"<{tag}>")
         for key in ("href", "src"):
@@ -113,12 +127,17 @@ class PageDom(HTMLParser):
             self._in_title = False
         elif tag == "main":
             self._in_main = False
+        if tag in _NOT_PROSE and self._code:
+            self._code -= 1
 
     def handle_data(self, data):
         if self._in_title:
             self.title += data
         if self._in_main:
             self.main_text += len(data.strip())
+            self.text.append(data)
+            if not self._code:
+                self.prose.append(data)
 
 
 def local_target(
@@ -203,6 +222,15 @@ def check_docs(
             for src in dom.images:
                 if src.startswith("data:") and len(src.partition(",")[2]) < 16:
                     errors.append(f"empty inline picture {src[:40]!r}")
+            if m := RAW_TEX.search(dom.prose):
+                errors.append(f"raw TeX in the text: ...{dom.prose[max(0, m.start() - 40):m.end() + 40]!r}...")
+            if m := WARNING_TEXT.search(dom.text):
+                errors.append(f"a warning is printed in the page: ...{dom.text[max(0, m.start() - 20):m.end() + 80]!r}...")
+            if (prof := expected[page].get("profile")) and f"{prof} profile" not in dom.text:
+                errors.append(f"an experiment page that does not say which profile made its results ({prof!r})")
+            for tag, url in dom.urls:
+                if tag != "a" and urlsplit(url).scheme in ("http", "https") and urlsplit(url).hostname not in ("127.0.0.1", None):
+                    errors.append(f"fetches {url!r} from the network: a page must read offline")
             return page, res, dom
 
         with ThreadPoolExecutor(n_workers) as pool:

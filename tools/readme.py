@@ -1,7 +1,8 @@
 """README.md from `nbs/index.ipynb`: markdown cells as they are, code cells as fenced Python blocks, hidden cells left out.
 
 A code cell with a line `# include: <path>` (relative to the checkout) is replaced by that file's markdown, its first
-heading demoted to `###`: that is how the claims ledger, `tables/claims.md`, opens the README.
+heading demoted to `###`: that is how the claims ledger, `tables/claims.md`, opens the README; a picture's path
+becomes a link to it (`![...](figures/...)`), which a code host shows.
 
 A development tool of the checkout, not part of the installed package. `nbdev-readme` needs Quarto, which cannot be
 installed here, so the README is rendered from the notebook directly. After editing `nbs/index.ipynb`, run from the
@@ -19,9 +20,11 @@ import json
 import sys
 from pathlib import Path
 
-__all__ = ["ROOT", "MARKER", "render_readme", "main"]
+__all__ = ["ROOT", "IMAGES", "MARKER", "render_readme", "main"]
 
 ROOT = Path(__file__).resolve().parents[1]  # the checkout this tool belongs to
+
+IMAGES = (".png", ".jpg", ".jpeg", ".gif", ".svg")
 
 MARKER = "<!-- generated from nbs/index.ipynb by `hnwm readme`: edit the notebook, not this file -->"
 
@@ -37,6 +40,9 @@ def render_readme(
         if not src or src.startswith("#| hide"):
             continue
         include = [ln.split(":", 1)[1].split()[0] for ln in src.splitlines() if ln.startswith("# include:")]
+        if c["cell_type"] == "code" and include and Path(include[0]).suffix in IMAGES:
+            parts.append(f"![{Path(include[0]).stem.replace('_', ' ')}]({include[0]})")  # the README links the picture
+            continue
         if c["cell_type"] == "code" and include:
             path = ROOT / include[0]
             text = path.read_text().strip() if path.is_file() else "*No ledger yet: `make reproduce` writes it.*"

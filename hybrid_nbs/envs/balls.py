@@ -376,19 +376,27 @@ class Balls(Env):
 
     @property
     def state_shape(self) -> tuple[int, int]:
+        "(n_balls, 9): each ball's position, velocity and spin (`channel_names`)."
         return (self.n_balls, 9)
 
     def config(self) -> dict:
+        "Constructor arguments: `n_balls`, `radius`, `frame_dt`, `rough`, `tangential`."
         return dict(n_balls=self.n_balls, radius=self.radius, frame_dt=self.frame_dt, rough=self.rough,
                     tangential=self.tangential)
 
-    def sample_params(self, rng: np.random.Generator, split: str) -> Params:
+    def sample_params(self, rng: np.random.Generator,  # the trajectory's own generator
+                      split: str,  # one of `SPLITS`; OOD splits draw outside the training bands
+                      ) -> Balls.Params:
+        "Restitution, gravity and an initial speed band from the split's bands."
         e_iv, g_iv, v_iv = _BANDS[check_split(split)]
         e, g = _draw(rng, e_iv), _draw(rng, g_iv)
         v0, v1 = _pick(rng, v_iv)
         return self.Params(restitution=e, gravity=g, speed_min=v0, speed_max=v1)
 
-    def initial_state(self, params: Params, rng: np.random.Generator) -> np.ndarray:
+    def initial_state(self, params: Balls.Params,  # the trajectory's physics (its speed band)
+                      rng: np.random.Generator,  # the trajectory's own generator
+                      ) -> np.ndarray:
+        "Balls at random places that do not overlap, moving in random directions at speeds from the band, no spin."
         self._check_params(params)
         r, s = self.radius, np.zeros(self.state_shape)
         lo, hi = np.array([-HALF + r, -HALF + r, r]), np.array([HALF - r, HALF - r, 2 * HALF - r])
@@ -404,7 +412,9 @@ class Balls(Env):
             s[i, VX:VZ + 1] = rng.uniform(params.speed_min, params.speed_max) * d / np.linalg.norm(d)
         return s
 
-    def check_state(self, state: np.ndarray, name: str = "state") -> np.ndarray:
+    def check_state(self, state: np.ndarray,  # (n_balls, 9) raw
+                    name: str = "state",  # what an error message calls it
+                    ) -> np.ndarray:
         "Shape and finiteness, every ball inside the box and no two overlapping (to 1e-9 relative)."
         s = check_array(state, self.state_shape, name)
         r, tol = self.radius, 1e-9
@@ -419,7 +429,7 @@ class Balls(Env):
             raise ValueError(f"{name}: balls {i[k]} and {j[k]} overlap by {-gap[k]:.3g}")
         return s
 
-    def _check_params(self, params) -> Params:
+    def _check_params(self, params) -> Balls.Params:
         if not isinstance(params, self.Params):
             raise ValueError(f"params must be a Balls.Params, got {type(params).__name__}")
         return params
@@ -436,20 +446,33 @@ class Balls(Env):
             raise RuntimeError(f"more than {MAX_EVENTS_PER_FRAME} impacts in one frame (inelastic collapse)")
         return frames, log[:min(count, log_size)], count
 
-    def advance(self, state: np.ndarray, params: Params, n_frames: int) -> np.ndarray:
+    def advance(self, state: np.ndarray,  # (n_balls, 9) raw
+                params: Balls.Params,  # the trajectory's physics
+                n_frames: int,  # frames to advance, `frame_dt` apart
+                ) -> np.ndarray:
+        "The state `n_frames` frames later: free flight under gravity, exactly, from one impact to the next."
         return self._run(state, params, n_frames, record=False)[0][0]
 
-    def rollout(self, state: np.ndarray, params: Params, n_frames: int) -> np.ndarray:
+    def rollout(self, state: np.ndarray,  # the initial (n_balls, 9) raw state
+                params: Balls.Params,  # the trajectory's physics
+                n_frames: int,  # frames after the initial one
+                ) -> np.ndarray:
         "The trajectory `(n_frames + 1, n_balls, 9)` in one compiled call (identical to frame-by-frame `advance`)."
         frames = self._run(state, params, n_frames, record=True)[0]
         return np.concatenate([self.check_state(state)[None], frames])
 
-    def events(self, state: np.ndarray, params: Params, n_frames: int, max_events: int = 100_000):
+    def events(self, state: np.ndarray,  # the initial (n_balls, 9) raw state
+               params: Balls.Params,  # the trajectory's physics
+               n_frames: int,  # frames to advance
+               max_events: int = 100_000):  # rows of the log kept (the count goes on beyond it)
         "Final state, impact count and the event log (one row per impact, columns `LOG_COLS`)."
         frames, log, count = self._run(state, params, n_frames, record=False, log_size=max_events)
         return frames[0], count, log
 
-    def invariants(self, state: np.ndarray, params: Params) -> dict[str, float]:
+    def invariants(self, state: np.ndarray,  # (n_balls, 9) raw
+                   params: Balls.Params,  # the trajectory's physics (its gravity)
+                   ) -> dict[str, float]:
+        "Kinetic (translation and spin), potential and total energy, and the total momentum (px, py, pz)."
         s, g = self.check_state(state), self._check_params(params).gravity
         kin = 0.5 * (s[:, VX:VZ + 1] ** 2).sum() + 0.5 * INERTIA * self.radius ** 2 * (s[:, WX:WZ + 1] ** 2).sum()
         pot = -g * s[:, Z].sum()
@@ -457,7 +480,9 @@ class Balls(Env):
         return dict(kinetic=float(kin), potential=float(pot), energy=float(kin + pot), px=float(px), py=float(py),
                     pz=float(pz))
 
-    def param_vector(self, params: Params) -> np.ndarray:
+    def param_vector(self, params: Balls.Params,  # the trajectory's physics
+                     ) -> np.ndarray:
+        "`(restitution, gravity)` as float32: the speed band shapes the initial state only."
         p = self._check_params(params)
         return np.array([p.restitution, p.gravity], dtype=np.float32)
 
@@ -471,7 +496,8 @@ class Balls(Env):
                 Symmetry("cycle_balls", lambda s: s[:, cyc], lambda s: s[:, np.argsort(cyc)]),
                 Symmetry("reverse_balls", lambda s: s[:, rev], lambda s: s[:, rev])]
 
-    def augment(self, arrays, uniform):
+    def augment(self, arrays,  # batched raw states (B, n_balls, 9) that share one transform per row, e.g. (x, y)
+                uniform):  # `uniform(*shape)`: uniform draws in [0, 1) of that shape
         "A uniformly random reordering of the balls, then each of the mirrors and the x-y swap with probability 1/2."
         B, n, c = arrays[0].shape
         order = np.argsort(uniform(B, n), axis=1, kind="stable")[..., None]
@@ -482,7 +508,10 @@ class Balls(Env):
                 o[pick] = f(o[pick])
         return out
 
-    def particle_sensor(self, states, param_vectors, horizon, source):
+    def particle_sensor(self, states,  # (B, n_balls, 9) raw
+                        param_vectors,  # (B, 2) parameter vectors (`param_vector`)
+                        horizon,  # frames ahead
+                        source):  # "input" (the states are inputs) or "output" (they are predictions)
         "`input`: the share of the horizon after each ball's first impact; `output`: proximity to a contact, r / (r + gap)."
         if source == "input":
             gravity = np.array([self.params_from_vector(q).gravity for q in param_vectors])
@@ -490,7 +519,7 @@ class Balls(Env):
         with np.errstate(invalid="ignore"):
             return self.radius / (self.radius + contact_gap(states, self.radius)), "contact_proximity"
 
-    def timestep_pair(self, params):
+    def timestep_pair(self, params):  # the trajectory's physics (unused)
         "None: the event-driven solver is exact, so a Richardson estimate of its time error is undefined."
         return None
 

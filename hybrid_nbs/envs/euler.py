@@ -24,7 +24,9 @@ RHO, MOM_X, MOM_Y, ENERGY = 0, 1, 2, 3  # conserved channels of an Euler state
 LIMITERS = {"minmod": 0, "vanleer": 1, "mc": 2}
 
 
-def to_primitive(state: np.ndarray, gamma: float = 1.4) -> tuple[np.ndarray, ...]:
+def to_primitive(state: np.ndarray,  # conserved (4, ny, nx): rho, rho u, rho v, E
+                 gamma: float = 1.4,  # ratio of specific heats
+                 ) -> tuple[np.ndarray, ...]:
     "Conserved `(4, ny, nx)` -> primitive `(rho, u, v, p)`."
     rho = state[RHO]
     u, v = state[MOM_X] / rho, state[MOM_Y] / rho
@@ -32,7 +34,12 @@ def to_primitive(state: np.ndarray, gamma: float = 1.4) -> tuple[np.ndarray, ...
     return rho, u, v, p
 
 
-def from_primitive(rho, u, v, p, gamma: float = 1.4) -> np.ndarray:
+def from_primitive(rho,  # density (positive)
+                   u,  # velocity along x
+                   v,  # velocity along y
+                   p,  # pressure (positive)
+                   gamma: float = 1.4,  # ratio of specific heats
+                   ) -> np.ndarray:
     "Primitive fields (broadcastable, e.g. `(ny, nx)`) -> conserved float64 state `(4, ny, nx)`."
     check_positive(gamma - 1.0, "gamma - 1")
     rho, u, v, p = np.broadcast_arrays(*(np.asarray(a, dtype=np.float64) for a in (rho, u, v, p)))
@@ -339,15 +346,18 @@ class Euler(Env):
 
     @property
     def state_shape(self):
+        "(4, n, n): density, the two momenta and the total energy on the grid."
         return (4, self.n, self.n)
 
     def config(self):
+        "Constructor arguments: `n`, `frame_dt`, `bc`, `length`, `limiter`, `cfl`."
         return dict(n=self.n, frame_dt=self.frame_dt, bc=self.bc, length=self.length, limiter=self.limiter, cfl=self.cfl)
 
     from_primitive = staticmethod(from_primitive)
     to_primitive = staticmethod(to_primitive)
 
-    def check_state(self, state, name="state"):
+    def check_state(self, state,  # (4, n, n) conserved raw state
+                    name="state"):  # what an error message calls it
         "Shape, dtype, finiteness, and positive density and pressure in every cell."
         state = check_array(state, self.state_shape, name)
         rho, _, _, p = to_primitive(state)
@@ -357,14 +367,17 @@ class Euler(Env):
             raise ValueError(f"{name} has non-positive pressure in {int((p <= 0).sum())} cells")
         return state
 
-    def sample_params(self, rng, split):
+    def sample_params(self, rng,  # the trajectory's own generator
+                      split):  # one of `SPLITS`; OOD splits draw every knob outside the training band
+        "Energy, density, jitter, separator and blast centre from the split's bands (gamma stays 1.4)."
         band = _BANDS["in" if check_split(split) in IN_DISTRIBUTION else split]  # train, val, calib, test: "in"
         energy, rho0, jitter = _draw(rng, band["energy"]), _draw(rng, band["rho0"]), _draw(rng, band["jitter"])
         sep = (_draw(rng, band["sep"]), _draw(rng, band["sep"]))
         return self.Params(gamma=1.4, energy=energy, rho0=rho0, jitter=jitter, sep=sep,
                            centre=_peek_centre(rng, band["centre"]))  # last: it reads ahead of everything above
 
-    def initial_state(self, params, rng):
+    def initial_state(self, params,  # the trajectory's knobs
+                      rng):  # the trajectory's own generator
         "A Sedov blast (30%) or a jittered four-quadrant Riemann problem around a Lax-Liu configuration."
         L = self.length
         if rng.random() < SEDOV_SHARE:
@@ -377,7 +390,10 @@ class Euler(Env):
             quads.append((r * math.exp(a), u + du, v + dv, p * math.exp(b)))
         return riemann_state(self.n, quads, L * params.sep[0], L * params.sep[1], L, params.gamma)
 
-    def advance(self, state, params, n_frames):
+    def advance(self, state,  # (4, n, n) conserved raw state
+                params,  # the trajectory's knobs (the solver reads gamma)
+                n_frames):  # frames to advance, `frame_dt` apart
+        "`n_frames` frames, each in CFL-limited substeps that land exactly on the frame time."
         check_positive(n_frames, "n_frames", integer=True)
         check_positive(params.gamma - 1.0, "gamma - 1")
         U = self.check_state(state)
@@ -385,21 +401,29 @@ class Euler(Env):
             U = self._stepper.advance_time(U, self.frame_dt, params.gamma)
         return U
 
-    def advance_time(self, state, params, duration: float) -> np.ndarray:
+    def advance_time(self, state,  # (4, n, n) conserved raw state
+                     params,  # the trajectory's knobs (the solver reads gamma)
+                     duration: float,  # physical time, not frames
+                     ) -> np.ndarray:
         "The state a physical time `duration` later (for validation at published end times)."
         check_positive(duration, "duration")
         return self._stepper.advance_time(self.check_state(state), duration, params.gamma)
 
-    def invariants(self, state, params):
+    def invariants(self, state,  # (4, n, n) conserved raw state
+                   params):  # the trajectory's knobs (unused: the totals need none)
+        "Total mass, momenta and energy (cell sums times the cell area); an outflow side lets them leave."
         cell = self.dx * self.dx
         return {"mass": float(state[RHO].sum() * cell), "momentum_x": float(state[MOM_X].sum() * cell),
                 "momentum_y": float(state[MOM_Y].sum() * cell), "energy": float(state[ENERGY].sum() * cell)}
 
-    def param_vector(self, params):
+    def param_vector(self, params):  # the trajectory's knobs
+        "`(gamma,)` as float32: the other knobs shape the initial state only."
         return np.array([params.gamma], dtype=np.float32)
 
     # -- optional capabilities of the Env contract ----------------------------------------------------------
-    def family(self, params, state) -> str:
+    def family(self, params,  # the trajectory's knobs (gamma)
+               state,  # its initial raw state
+               ) -> str:
         "'sedov' (uniform gas at rest with a hot disc) or 'riemann<k>', the nearest Lax-Liu configuration k."
         rho, u, v, p = to_primitive(np.asarray(state, np.float64), params.gamma)
         if np.ptp(rho) == 0 and not u.any() and not v.any():
@@ -416,7 +440,8 @@ class Euler(Env):
         "The 8 maps of the square (momenta turn with the grid); exact for both boundary conditions."
         return dihedral_symmetries([(MOM_X, MOM_Y)])
 
-    def coarsened(self, factor: int) -> Euler:
+    def coarsened(self, factor: int,  # cells per side are divided by it (it must divide `n`)
+                  ) -> Euler:
         "The same solver on an `n / factor` grid over the same domain."
         return coarser_grid(self, factor)
 
@@ -428,6 +453,6 @@ class Euler(Env):
                 SolverSetting("n/2", 2), SolverSetting("n/2, cfl 0.5", 2, big), SolverSetting("n/4", 4),
                 SolverSetting("n/4, cfl 0.5", 4, big), SolverSetting("n/8, cfl 0.5", 8, big)]
 
-    def timestep_pair(self, params):
+    def timestep_pair(self, params):  # the trajectory's knobs (unused: the CFL number sets the step)
         "This solver and the same one at half the CFL number (half the time step)."
         return self, self.with_settings(cfl=self.cfl / 2)

@@ -232,23 +232,35 @@ class Oregonator(Env):
 
     @property
     def state_shape(self) -> tuple[int, int, int]:
+        "(2, n, n): the fields u and v on the grid."
         return (2, self.n, self.n)
 
     def config(self) -> dict:
+        "Constructor arguments: `n`, `L`, `frame_dt`, `steps_per_frame`."
         return dict(n=self.n, L=self.L, frame_dt=self.frame_dt, steps_per_frame=self.steps_per_frame)
 
-    def sample_params(self, rng: np.random.Generator, split: str) -> OregonatorParams:
+    def sample_params(self, rng: np.random.Generator,  # the trajectory's own generator
+                      split: str,  # one of `SPLITS`; OOD splits draw outside the training box
+                      ) -> OregonatorParams:
+        "f and eps from the split's bands (OOD: on both sides of the training ones); q and D at their defaults."
         f_iv, e_iv = _BANDS[check_split(split)]
         return OregonatorParams(f=_uniform_union(rng, f_iv), eps=_uniform_union(rng, e_iv))
 
-    def param_vector(self, params: OregonatorParams) -> np.ndarray:
+    def param_vector(self, params: OregonatorParams,  # the trajectory's physics
+                     ) -> np.ndarray:
+        "`(f, eps, q, D)` as float32."
         return np.array([params.f, params.eps, params.q, params.D], dtype=np.float32)
 
-    def invariants(self, state: np.ndarray, params: OregonatorParams) -> dict[str, float]:
+    def invariants(self, state: np.ndarray,  # (2, n, n) raw
+                   params: OregonatorParams,  # the trajectory's physics
+                   ) -> dict[str, float]:
         "Mean u and mean v: monitored, not conserved (the reaction creates and destroys both)."
         return dict(mean_u=float(state[self.U].mean()), mean_v=float(state[self.V].mean()))
 
-    def check_state(self, state: np.ndarray, name: str = "state") -> np.ndarray:
+    def check_state(self, state: np.ndarray,  # (2, n, n) raw
+                    name: str = "state",  # what an error message calls it
+                    ) -> np.ndarray:
+        "The shared checks, and u and v within `bounds` (physically in [0, 1])."
         state = super().check_state(state, name)
         lo, hi = self.bounds
         for c, cname in enumerate(self.channel_names):
@@ -261,7 +273,8 @@ class Oregonator(Env):
             raise ValueError(f"params must be Oregonator.Params, got {type(params).__name__}")
         return params
 
-    def n_steps(self, params: OregonatorParams) -> int:
+    def n_steps(self, params: OregonatorParams,  # the trajectory's physics (its eps bounds the step)
+                ) -> int:
         "Strang steps per frame: `steps_per_frame`, more if needed to keep the reaction step h <= eps/2."
         return max(self.steps_per_frame, math.ceil(2.0 * self.frame_dt / params.eps - 1e-9))
 
@@ -271,7 +284,11 @@ class Oregonator(Env):
             self._kernels[key] = heat_kernel(self.n, self.dx, 0.5 * h * D) + heat_kernel(self.n, self.dx, h * D)
         return self._kernels[key]
 
-    def advance(self, state: np.ndarray, params: OregonatorParams, n_frames: int) -> np.ndarray:
+    def advance(self, state: np.ndarray,  # (2, n, n) raw
+                params: OregonatorParams,  # the trajectory's physics
+                n_frames: int,  # frames to advance, `frame_dt` apart
+                ) -> np.ndarray:
+        "`n_frames` frames of `n_steps(params)` Strang steps each; a `ValueError` if the reaction step diverges."
         check_positive(n_frames, "n_frames", integer=True)
         p = self._check_params(params)
         state = self.check_state(state)
@@ -287,7 +304,9 @@ class Oregonator(Env):
         return out
 
     # -- optional capabilities of the Env contract ----------------------------------------------------------
-    def family(self, params: OregonatorParams, state: np.ndarray) -> str:
+    def family(self, params: OregonatorParams,  # the trajectory's physics
+               state: np.ndarray,  # its initial raw state
+               ) -> str:
         "'target' (v untouched at rest), 'spiral' (most of u exactly at rest) or 'random' (a burnt-in field)."
         us = self._check_params(params).rest_state()
         if (state[self.V] == us).all():
@@ -298,7 +317,8 @@ class Oregonator(Env):
         "The 8 maps of the square and the periodic shifts by one cell: the reaction is local, the diffusion isotropic."
         return dihedral_symmetries() + translation_symmetries(1)
 
-    def coarsened(self, factor: int) -> Oregonator:
+    def coarsened(self, factor: int,  # cells per side are divided by it (it must divide `n`)
+                  ) -> Oregonator:
         "The same solver on an `n / factor` grid over the same domain."
         return coarser_grid(self, factor)
 
@@ -309,16 +329,20 @@ class Oregonator(Env):
                 SolverSetting("1 step/frame", settings=steps(1)), SolverSetting("n/2", 2),
                 SolverSetting("n/2, 1 step/frame", 2, steps(1)), SolverSetting("n/4", 4), SolverSetting("n/8", 8)]
 
-    def timestep_pair(self, params: OregonatorParams):
+    def timestep_pair(self, params: OregonatorParams):  # the trajectory's physics (it sets the steps per frame)
         "This solver at its steps per frame for `params`, and at twice as many."
         k = self.n_steps(self._check_params(params))
         return self.with_settings(steps_per_frame=k), self.with_settings(steps_per_frame=2 * k)
 
-    def ic_family(self, rng: np.random.Generator) -> str:
+    def ic_family(self, rng: np.random.Generator,  # the trajectory's own generator
+                  ) -> str:
         "Draw the initial-condition family (50% spiral, 30% target, 20% random); `initial_state` draws it first."
         return _IC_FAMILIES[rng.choice(len(_IC_FAMILIES), p=_IC_WEIGHTS)]
 
-    def initial_state(self, params: OregonatorParams, rng: np.random.Generator, family: str | None = None) -> np.ndarray:
+    def initial_state(self, params: OregonatorParams,  # the trajectory's physics (its rest state)
+                      rng: np.random.Generator,  # the trajectory's own generator
+                      family: str | None = None,  # "spiral", "target" or "random"; None: drawn by `ic_family`
+                      ) -> np.ndarray:
         "A broken-front spiral, a target disk, or a burnt-in random field at a random position and orientation."
         p = self._check_params(params)
         family = self.ic_family(rng) if family is None else family
