@@ -41,7 +41,7 @@ def reproduce(profile: str = "laptop", only: list[str] | None = None, out: Path 
               experiments: bool = True, progress: bool = True) -> list[dict]:
     "Execute the notebooks with papermill at `profile`; returns one record (notebook, seconds, output) per notebook."
     import papermill as pm
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # text bars: tqdm.auto warns in kernels without ipywidgets
     prof = get_profile(profile)
     nbs = checkout_root() / "nbs"
     out = Path(out).resolve() if out else project_root()

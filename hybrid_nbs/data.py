@@ -246,7 +246,7 @@ def _map(client, fn, args: list[tuple]) -> list:
 
 def _run_tasks(client, fn, args: list[tuple], desc: str, progress: bool):
     "Yield `fn(*a)` for every `a`, in this process (client None) or on the cluster, as they complete."
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # text bars: tqdm.auto warns in kernels without ipywidgets
     bar = tqdm(total=len(args), desc=desc, unit="traj", disable=not progress or not args)
     if client is None:
         for a in args:

@@ -402,7 +402,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     meta_fixed = dict(env=env.name, env_path=model.config.env_path, profile=prof.name, seed=seed, run=folder.name, train_config=cfg.to_dict(),
                       dataset=src.identity, world_size=world, threads=torch.get_num_threads(),
                       torch=torch.__version__, steps_per_epoch=steps)
-    from tqdm.auto import tqdm
+    from tqdm import tqdm  # text bars: tqdm.auto warns in kernels without ipywidgets
     done_here = 0
     for epoch in range(state["epoch"], cfg.epochs):
         if stop_after is not None and done_here >= stop_after:
