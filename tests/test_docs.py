@@ -227,7 +227,7 @@ def test_experiment_pages_show_published_results(tmp_path):
                                          "      - index.ipynb\n      - experiments/*.ipynb\n")
     page = lambda cells: {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells}
     (proj / "nbs/index.ipynb").write_text(json.dumps(page([_cell("markdown", "# tiny\n\n> A home page."),
-                                                   _cell("markdown", "Maths: $\\lVert x \\rVert$ and\n\n$$S_* = \\frac{a}{b}$$")])))
+                                                   _cell("markdown", "Maths: $\\Big\\lVert x \\Big\\rVert$ and\n\n$$S_* = \\frac{a}{b}$$")])))
     exp = page([_cell("markdown", "# An experiment\n\n> It prints a number."), _cell("code", "print('small ' + 'run')")])
     (proj / "nbs/experiments/x.ipynb").write_text(json.dumps(exp))
     with pytest.raises(FileNotFoundError, match=r"missing from results/laptop/: experiments/x.ipynb.*"
@@ -243,6 +243,7 @@ def test_experiment_pages_show_published_results(tmp_path):
     assert "Results of the <code>laptop</code> profile" in html and "abc1234" in html and "has changed" not in html
     index = (built / "index.html").read_text()
     assert index.count("<math") == 2 and "katex" not in index.lower() and "\\(" not in index
+    assert "lVert" not in index and "‖" in index, "a sized delimiter is typeset as its character, not its TeX name"
     man = json.loads((built / docs.MANIFEST).read_text())
     assert [(p["page"], p["profile"]) for p in man["pages"]] == [("index.html", None), ("experiments/x.html", "laptop")]
     if _chromium() is not None:

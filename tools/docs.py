@@ -391,6 +391,12 @@ def _retitle(data: dict, params: dict) -> None:
     first["source"] = "---\n" + yaml.safe_dump(front, sort_keys=False) + "---\n"
 
 
+# latex2mathml writes a delimiter after a size command (`\\Big\\lVert`) as its TeX name: give it the character
+_SIZED = re.compile(r"(\\[bB]igg?[lrm]?)\s*(\\[A-Za-z]+|\\[|{}])")
+_DELIMITERS = {"\\lVert": "‖", "\\rVert": "‖", "\\Vert": "‖", "\\|": "‖", "\\lvert": "|", "\\rvert": "|", "\\vert": "|",
+               "\\langle": "⟨", "\\rangle": "⟩", "\\lceil": "⌈", "\\rceil": "⌉", "\\lfloor": "⌊", "\\rfloor": "⌋",
+               "\\{": "{", "\\}": "}"}
+_re_untypeset = re.compile(r">(\\[A-Za-z]+|\\[|{}])<")  # a TeX command left as text in an element of the MathML
 _re_math = re.compile(r'<span class="math (inline|display)">\\[(\[](.*?)\\[)\]]</span>', re.S)
 _re_katex = re.compile(r'\s*<(?:link|script)\b[^>]*katex[^>]*>(?:\s*</script>)?', re.I)
 
@@ -407,10 +413,13 @@ def offline_maths(
     def typeset(m):
         nonlocal count
         tex = html.unescape(m.group(2)).strip()
+        sized = _SIZED.sub(lambda d: d.group(1) + " " + _DELIMITERS.get(d.group(2), d.group(2)), tex)
         try:
-            mathml = convert(tex, display="block" if m.group(1) == "display" else "inline")
+            mathml = convert(sized, display="block" if m.group(1) == "display" else "inline")
         except Exception as e:  # latex2mathml raises its own errors on TeX it does not know
-            raise ValueError(f"docs: cannot typeset the formula {tex!r}: {type(e).__name__}: {e}") from None
+            raise ValueError(f"docs: cannot typeset the formula {tex!r} ({page}): {type(e).__name__}: {e}") from None
+        if left := _re_untypeset.search(mathml):
+            raise ValueError(f"docs: the formula {tex!r} ({page}) was typeset with {left.group(1)} left as text")
         count += 1
         return f'<span class="math {m.group(1)}">{mathml}</span>'
 
