@@ -171,3 +171,23 @@ def test_incomplete_store_refused_by_dataset(tmp_path):
         PairDataset(store_path("balls", "smoke", "train", tmp_path))
     with pytest.raises(ValueError, match=r"no val split at .*hnwm data --env balls --profile smoke --split val"):
         PairDataset(store_path("balls", "smoke", "val", tmp_path))
+
+
+def test_local_cluster_prints_no_port_warning():
+    "With port 8787 taken (any other Dask cluster on the machine), a local cluster must not warn into the notebook."
+    import socket
+    import warnings
+
+    from hybrid_nbs.data import dask_client
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", 8787))
+            s.listen(1)
+        except OSError:
+            pass  # taken already: the very case under test
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with dask_client(workers=1) as client:
+                assert client.submit(int, "7").result() == 7
+    assert not [str(w.message) for w in caught if "already in use" in str(w.message)]
