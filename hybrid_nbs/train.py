@@ -35,7 +35,7 @@ __all__ = ['TrainConfig', 'train_config_for', 'lr_at', 'epoch_pairs', 'rung_pair
 
 # %% ../nbs/06_train.ipynb #c005
 # fields added after checkpoints were first written, with the behaviour of a checkpoint that predates them
-_ADDED_FIELDS = {"initial_frac": 0.0, "augment": False}
+_ADDED_FIELDS = {"initial_frac": 0.0, "augment": False, "mixed_precision": False}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,6 +59,7 @@ class TrainConfig:
     val_per_rung: int = 32  # validation pairs per ladder rung
     memory_gb: float = 4.0  # load a split into memory when it is smaller than this
     workers: int = 0  # DataLoader workers when reading from the store
+    mixed_precision: bool = False  # bf16 autocast of the training forward passes on CUDA; a CPU trains in float32
 
     def __post_init__(self):
         for f in ("epochs", "pairs_per_epoch", "batch_size", "max_horizon", "val_per_rung"):
@@ -93,9 +94,10 @@ _TRAIN = {("smoke", "unet"): TrainConfig(epochs=3, pairs_per_epoch=64, batch_siz
           ("laptop", "unet"): TrainConfig(),
           ("laptop", "mlp"): TrainConfig(epochs=30, pairs_per_epoch=32768, batch_size=128, lr=2e-3, val_per_rung=256,
                                          augment=True),
-          ("paper", "unet"): TrainConfig(epochs=100, pairs_per_epoch=32768, lr=2e-4, val_per_rung=128, workers=4),
+          ("paper", "unet"): TrainConfig(epochs=100, pairs_per_epoch=32768, lr=2e-4, val_per_rung=128, workers=4,
+                                         mixed_precision=True),
           ("paper", "mlp"): TrainConfig(epochs=200, pairs_per_epoch=65536, batch_size=256, lr=2e-4, val_per_rung=512,
-                                        augment=True)}
+                                        augment=True, mixed_precision=True)}
 
 
 def train_config_for(env: Env | str, profile: str | None = None, **overrides) -> TrainConfig:
@@ -393,6 +395,9 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
         opt.load_state_dict(ck["optimizer"])
         state.update({k: ck["meta"][k] for k in state})
     loss_mod = PairLoss(model, cfg)
+    # bf16 needs no loss scaling; the weights, the optimizer and validation stay float32
+    amp = (torch.autocast("cuda", dtype=torch.bfloat16) if cfg.mixed_precision and device.type == "cuda"
+           else contextlib.nullcontext())
     if world > 1:
         loss_mod = nn.parallel.DistributedDataParallel(loss_mod, **_no_buffer_sync())
     augment = augmenter(env, cfg, _witness(env, store_path(env, prof, "train", root)) if cfg.augment else None)
@@ -424,7 +429,8 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
             x, y = model.state_norm(x), model.state_norm(y)
             if model.grid:
                 x, y = (t.contiguous(memory_format=torch.channels_last) for t in (x, y))
-            direct, chain = loss_mod(x, y, h, p)
+            with amp:
+                direct, chain = loss_mod(x, y, h, p)
             loss = direct + cfg.chain_weight * chain
             opt.zero_grad(set_to_none=True)
             loss.backward()

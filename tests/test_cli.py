@@ -1,7 +1,12 @@
-"""The hnwm command: argument errors, and a real smoke reproduction of one notebook into a scratch folder."""
+"""The hnwm command: argument errors, a real smoke reproduction of one notebook into a scratch folder, and the dry run
+(its projection, and the refusal of a run the disk or the memory cannot hold)."""
+import json
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 HNWM = Path(sys.executable).parent / "hnwm"
@@ -40,3 +45,35 @@ def test_reproduce_writes_runs_and_figures_outside_nbs(tmp_path):
 def test_evaluate_without_a_checkpoint_names_the_command(tmp_path):
     r = run("evaluate", "--env", "balls", "--profile", "smoke", "--root", str(tmp_path))
     assert r.returncode == 1 and "hnwm train --env balls --profile smoke --seed 0" in r.stderr
+
+
+def test_dry_run_projects_every_stage_and_saves_it(tmp_path):
+    r = run("dry-run", "--profile", "smoke", "--env", "oregonator", "--steps", "1", "--save", "--out", str(tmp_path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    proj = json.loads((tmp_path / "tables" / "smoke_projection.json").read_text())
+    assert (proj["profile"], proj["threads"], list(proj["envs"])) == ("smoke", 1, ["oregonator"])
+    e = proj["envs"]["oregonator"]
+    assert e["data"]["ratio"] > 1 and e["data"]["float16"]["max_rel_err"] <= 2 ** -11 and e["data"]["fits"]
+    assert set(e["data"]["splits"]) == {"train", "val", "calib", "test", "ood_near", "ood_far"}
+    assert e["data"]["cpu_hours"] > 0 and e["model"]["arch"] == "unet-smoke"
+    t = e["model"]["train"]
+    assert t["timed_steps"] == 1 and t["precision_here"] == "float32 (CPU)" and t["gpu_hours"] > 0 and t["cpu_hours"] > 0
+    assert e["model"]["mode2"]["batch"] == 2 and set(e["commands"]) == {"data", "train", "evaluate"}
+    table = (tmp_path / "tables" / "smoke_projection.md").read_text()
+    assert "| oregonator | train |" in table and "989 TFLOP/s peak at 30% utilisation (assumed)" in table
+
+
+def test_a_run_the_disk_or_memory_cannot_hold_stops_before_it_starts(tmp_path, monkeypatch, capsys):
+    from hybrid_nbs import cli, dryrun
+    monkeypatch.setattr(dryrun.shutil, "disk_usage", lambda p: SimpleNamespace(free=10 ** 5))  # 0.1 MB free
+    with pytest.raises(ValueError, match=r"smoke dry run would not fit \(disk: needs 0\.\d\d GB at .*, 0\.00 GB free"):
+        dryrun.dry_run("smoke", "oregonator", scratch=tmp_path / "scratch")
+    assert not (tmp_path / "scratch").exists()
+    assert cli.main(["data", "--env", "euler", "--profile", "smoke", "--root", str(tmp_path / "data")]) == 1
+    assert "hnwm data --profile smoke would not fit (disk: needs" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists()  # nothing written
+    monkeypatch.undo()
+    monkeypatch.setattr(dryrun, "_mem_available", lambda: 10 ** 3)  # 1 kB of memory
+    with pytest.raises(ValueError, match=r"memory: needs 0\.\d\d GB, 0\.00 GB available"):
+        dryrun.dry_run("smoke", "balls", scratch=tmp_path / "scratch")
+    assert not (tmp_path / "scratch").exists()
