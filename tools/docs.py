@@ -582,11 +582,16 @@ def build_docs(
     return dest
 
 
+def _outputs_of(cells: list) -> str:
+    "The cells' outputs as text, without the execution counts `nbdev-clean` removes."
+    return json.dumps([[{k: v for k, v in o.items() if k != "execution_count"} for o in c.get("outputs", [])] for c in cells])
+
+
 def store_outputs(
     root: Path | str | None = None,  # the project root (default: the checkout holding this tool)
     work: Path | str | None = None,  # the staging folder the build used (default `<root>/_proc`)
     quiet: bool = False,  # print nothing
-) -> list[Path]:  # the notebooks whose outputs changed
+) -> list[Path]:  # the notebooks written (nbdev-clean may then make some identical to before)
     "Write the chapters' executed outputs from the last build back into `nbs/`, cleaned, so they read on a code host."
     root = Path(root).resolve() if root else ROOT
     work = Path(work).resolve() if work else root / "_proc"
@@ -602,11 +607,11 @@ def store_outputs(
                for c in src["cells"]):
             raise ValueError(f"docs: {executed} was executed from another version of {src_path}: build the docs again "
                              f"before storing its outputs")
-        before = json.dumps([c.get("outputs") for c in src["cells"]])
+        before = _outputs_of(src["cells"])
         for c in src["cells"]:
             if c["cell_type"] == "code":
                 c["outputs"] = [o for o in by_id[c["id"]].get("outputs", [])]
-        if json.dumps([c.get("outputs") for c in src["cells"]]) == before:
+        if _outputs_of(src["cells"]) == before:
             continue
         tmp = src_path.with_name(src_path.name + ".partial")
         tmp.write_text(json.dumps(src, indent=1, ensure_ascii=False) + "\n")
@@ -619,7 +624,7 @@ def store_outputs(
         for path in changed:  # the executed copies stay fresh: only their outputs were written back
             os.utime(work / "exec" / path.relative_to(nbs), (now, now))
     if not quiet:
-        print(f"docs: outputs stored in {len(changed)} notebook(s)", file=sys.stderr)
+        print(f"docs: outputs written back to {len(changed)} notebook(s)", file=sys.stderr)
     return changed
 
 
