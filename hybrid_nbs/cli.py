@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib.util
 import json
 import os
@@ -16,8 +17,8 @@ from datetime import datetime, timezone
 from contextlib import contextmanager
 from pathlib import Path
 
-from .core import PROFILES, SPLITS, get_profile
-from .envs import ENV_NAMES
+from .core import LAYOUTS, PROFILES, SPLITS, get_profile
+from .envs import ENV_NAMES, make_env
 from .paths import checkout_root, project_root, runs_dir
 
 # %% auto #0
@@ -45,7 +46,7 @@ def reproduce(profile: str = "laptop", only: list[str] | None = None, out: Path 
     prof = get_profile(profile)
     nbs = checkout_root() / "nbs"
     out = Path(out).resolve() if out else project_root()
-    jobs = [j for nb in find_notebooks(nbs, None, experiments) for j in notebook_jobs(pm, nb, nbs)]
+    jobs = [j for nb in find_notebooks(nbs, None, experiments) for j in notebook_jobs(pm, nb, nbs, prof.name)]
     jobs = [j for j in jobs if not only or any(o in j[1] or o in str(j[0].relative_to(nbs)) for o in only)]
     if not jobs:
         raise ValueError(f"No notebook under {nbs} matches {only}")
@@ -57,17 +58,29 @@ def reproduce(profile: str = "laptop", only: list[str] | None = None, out: Path 
             bar.set_postfix_str(rel)
             rec = _execute(pm, nb, rel, out, dict(profile=prof.name, save=save, **extra))
             if rel.startswith("experiments/"):
-                rec["published"] = str(publish_run(Path(rec["output"]), rel, out, prof.name, rec["seconds"]))
+                rec["published"] = str(publish_run(Path(rec["output"]), rel, out, prof.name, rec["seconds"],
+                                                   source=nb.relative_to(nbs).as_posix()))
             records.append(rec)
     return records
 
 
-def notebook_jobs(pm, nb: Path, nbs: Path) -> list[tuple[Path, str, dict]]:
+def notebook_jobs(pm,  # the papermill module
+                  nb: Path,  # the notebook
+                  nbs: Path,  # the notebooks' root, `nbs/`
+                  profile: str | None = None,  # the profile the environments are built at (their layout is read)
+                  ) -> list[tuple[Path, str, dict]]:
     "(notebook, executed copy under _runs/, extra parameters): one per registered environment if it takes `env_name`."
     rel = nb.relative_to(nbs)
-    if "env_name" not in pm.inspect_notebook(str(nb)):
+    declared = pm.inspect_notebook(str(nb))
+    if "env_name" not in declared:
         return [(nb, str(rel), {})]
-    return [(nb, str(rel.with_name(f"{rel.stem}_{name}{rel.suffix}")), dict(env_name=name)) for name in ENV_NAMES]
+    names = list(ENV_NAMES)
+    if "layouts" in declared:  # a notebook for some layouts only, e.g. layouts = "grid"
+        layouts = ast.literal_eval(declared["layouts"]["default"])
+        if not isinstance(layouts, str) or not set(layouts.split(",")) <= set(LAYOUTS):
+            raise ValueError(f"{rel}: layouts must be a comma-separated string of {LAYOUTS}, got {layouts!r}")
+        names = [n for n in names if make_env(n, profile).layout in layouts.split(",")]
+    return [(nb, str(rel.with_name(f"{rel.stem}_{name}{rel.suffix}")), dict(env_name=name)) for name in names]
 
 
 @contextmanager
@@ -137,13 +150,14 @@ def publish_run(
     out: Path,  # the output root
     profile: str,  # the profile it ran at
     seconds: float | None = None,  # how long it took
+    source: str | None = None,  # the notebook it executed, relative to `nbs/`; None: read off `rel` (`_source_of`)
 ) -> Path:  # the published copy
     "Publish a cleaned, stamped copy of an executed experiment notebook to `results/<profile>/<rel>`, atomically."
     raw = json.loads(Path(executed).read_text())
     params = raw.get("metadata", {}).get("papermill", {}).get("parameters", {})
     nb = clean_executed(raw)
     nb["metadata"]["hybrid_nbs_results"] = dict(
-        profile=get_profile(profile).name, **_provenance(checkout_root()), source=f"nbs/{_source_of(rel)}",
+        profile=get_profile(profile).name, **_provenance(checkout_root()), source=f"nbs/{source or _source_of(rel)}",
         executed=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), seconds=seconds,
         parameters={k: v for k, v in params.items() if k not in ("profile", "save")})
     dst = results_dir(out, profile) / rel

@@ -20,8 +20,8 @@ import numpy as np
 __all__ = ['SPLITS', 'IN_DISTRIBUTION', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'IDENTITY', 'LAYOUTS', 'Profile',
            'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads', 'exclusive', 'check_positive',
            'check_array', 'equal_error_cost', 'Symmetry', 'restrict_grid', 'prolong_grid', 'coarser_grid',
-           'SolverSetting', 'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout', 'symmetry_errors',
-           'check_env']
+           'SolverSetting', 'SurrogateDefaults', 'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout',
+           'symmetry_errors', 'check_env']
 
 # %% ../nbs/00_core.ipynb #c005
 SPLITS = ("train", "val", "calib", "test", "ood_near", "ood_far")
@@ -238,6 +238,19 @@ class SolverSetting:
         return out.with_settings(**dict(self.settings)) if self.settings else out
 
 
+@dataclasses.dataclass(frozen=True)
+class SurrogateDefaults:
+    "The surrogate an environment trains by default at a profile: a model size and `TrainConfig` overrides."
+    arch: str | None = None  # a registered size (`model.MODELS`); None: the layout's default for the profile
+    train: tuple = ()  # (field, value) pairs applied to the profile's `TrainConfig`, e.g. (("epochs", 36),)
+
+    def __post_init__(self):
+        if self.arch is not None and not isinstance(self.arch, str):
+            raise ValueError(f"SurrogateDefaults.arch must be a model size name or None, got {self.arch!r}")
+        if not all(isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in self.train):
+            raise ValueError(f"SurrogateDefaults.train must be (field, value) pairs, got {self.train!r}")
+
+
 def _negate(s: np.ndarray, channels: Sequence[int]) -> np.ndarray:
     s = np.array(s, copy=True)
     if len(channels):
@@ -413,6 +426,11 @@ class Env(abc.ABC):
         if type(self).coarsened is not Env.coarsened:
             out += [SolverSetting(f"n/{k}", k) for k in (2, 4, 8)]
         return out
+
+    def surrogate_defaults(self, profile: Profile,  # a `get_profile` result
+                           ) -> SurrogateDefaults:
+        "The surrogate `train` builds for this environment at `profile` unless told otherwise: the layout's default."
+        return SurrogateDefaults()
 
     def restrict(self, state: np.ndarray,  # raw state(s) on this grid, cells on the last two axes
                  factor: int,  # the coarsening factor of `coarsened`

@@ -293,11 +293,20 @@ _ARCHS = {"unet": UNetConfig, "mlp": MLPConfig}
 
 
 def model_config_for(env: Env | str,  # an environment, or its registered name / import path
-                     profile: str | None = None) -> UNetConfig | MLPConfig:
-    "The default size for `env` at `profile` (None reads $HYBRID_NBS_PROFILE): a U-Net for grids, a FiLM-MLP for sets."
+                     profile: str | None = None,  # None reads $HYBRID_NBS_PROFILE
+                     env_defaults: bool = True,  # honour `env.surrogate_defaults`; False: the layout's size alone
+                     ) -> UNetConfig | MLPConfig:
+    "The default size for `env` at `profile`: the one `env.surrogate_defaults` names, else a U-Net for grids, a FiLM-MLP for sets."
     prof = get_profile(profile)
     env = env if isinstance(env, Env) else make_env(env, prof)
-    return MODELS[f"{'unet' if env.layout == 'grid' else 'mlp'}-{prof.name}"]
+    layout = MODELS[f"{'unet' if env.layout == 'grid' else 'mlp'}-{prof.name}"]
+    name = env.surrogate_defaults(prof).arch if env_defaults else None
+    if name is None:
+        return layout
+    if name not in MODELS or MODELS[name].kind != layout.kind:
+        raise ValueError(f"{type(env).__name__}.surrogate_defaults({prof.name!r}) names {name!r}, which is not a registered "
+                         f"{layout.kind} size: {sorted(n for n, c in MODELS.items() if c.kind == layout.kind)}")
+    return MODELS[name]
 
 
 def _fields(cls, d: Mapping, what: str, optional: tuple = ()) -> dict:  # keys that older files may lack

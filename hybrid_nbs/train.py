@@ -25,7 +25,7 @@ from .checkpoint import CONFIG_FILE, read_checkpoint, save_checkpoint
 from .core import Env, exclusive, get_profile, make_rng, set_threads, symmetry_errors
 from .data import open_store, read_meta, read_trajectory, stored_params
 from .dataset import PairDataset, horizon_ladder, sample_pairs
-from .envs import validate_env
+from .envs import make_env, validate_env
 from .model import MODELS, Surrogate, build_model, model_config_for
 from .paths import ckpt_dir, store_path
 
@@ -100,14 +100,21 @@ _TRAIN = {("smoke", "unet"): TrainConfig(epochs=3, pairs_per_epoch=64, batch_siz
                                         augment=True, mixed_precision=True)}
 
 
-def train_config_for(env: Env | str, profile: str | None = None, **overrides) -> TrainConfig:
-    "The default `TrainConfig` of `env` (by its layout) at `profile`, with `overrides` (field=value) applied."
+def train_config_for(env: Env | str,  # an environment, or its registered name / import path
+                     profile: str | None = None,  # None reads $HYBRID_NBS_PROFILE
+                     env_defaults: bool = True,  # apply `env.surrogate_defaults(profile).train`; False: the layout's alone
+                     **overrides) -> TrainConfig:
+    "The default `TrainConfig` of `env` at `profile` (its layout's, then the environment's own), with `overrides` applied."
     prof = get_profile(profile)
-    cfg = _TRAIN[(prof.name, model_config_for(env, prof.name).kind)]
-    bad = set(overrides) - {f.name for f in dataclasses.fields(TrainConfig)}
-    if bad:
-        raise ValueError(f"unknown TrainConfig fields {sorted(bad)}")
-    return dataclasses.replace(cfg, **overrides)
+    env = env if isinstance(env, Env) else make_env(env, prof)
+    cfg = _TRAIN[(prof.name, model_config_for(env, prof.name, env_defaults=False).kind)]
+    fields = {f.name for f in dataclasses.fields(TrainConfig)}
+    own = dict(env.surrogate_defaults(prof).train) if env_defaults else {}
+    if set(own) - fields:
+        raise ValueError(f"{type(env).__name__}.surrogate_defaults({prof.name!r}) sets unknown TrainConfig fields {sorted(set(own) - fields)}")
+    if set(overrides) - fields:
+        raise ValueError(f"unknown TrainConfig fields {sorted(set(overrides) - fields)}")
+    return dataclasses.replace(cfg, **own, **overrides)
 
 # %% ../nbs/06_train.ipynb #c008
 def lr_at(step: int, total: int, cfg: TrainConfig) -> float:
@@ -345,9 +352,10 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
     env = validate_env(env, prof)
     cfg = config or train_config_for(env, prof.name)
     size = model_config_for(env, prof.name) if arch is None else MODELS.get(arch)
-    if size is None or size.kind != model_config_for(env, prof.name).kind:
-        raise ValueError(f"arch {arch!r} is not a registered {model_config_for(env, prof.name).kind} size for {env.name}; "
-                         f"the registered ones: {sorted(n for n, c in MODELS.items() if c.kind == model_config_for(env, prof.name).kind)}")
+    kind = model_config_for(env, prof.name, env_defaults=False).kind
+    if size is None or size.kind != kind:
+        raise ValueError(f"arch {arch!r} is not a registered {kind} size for {env.name}; "
+                         f"the registered ones: {sorted(n for n, c in MODELS.items() if c.kind == kind)}")
     rank, world, local_world, created = _distributed()
     try:
         if cfg.batch_size % world:

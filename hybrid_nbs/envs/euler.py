@@ -13,7 +13,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ..core import IN_DISTRIBUTION, Env, check_array, check_positive, check_split, SolverSetting, coarser_grid, dihedral_symmetries, make_rng
+from ..core import IN_DISTRIBUTION, Env, check_array, check_positive, check_split, SolverSetting, SurrogateDefaults, coarser_grid, dihedral_symmetries, make_rng
 
 # %% auto #0
 __all__ = ['RHO', 'MOM_X', 'MOM_Y', 'ENERGY', 'LIMITERS', 'MAX_SUBSTEPS', 'RIEMANN_CONFIGS', 'SEDOV_RADIUS', 'SEDOV_PRESSURE',
@@ -452,6 +452,13 @@ class Euler(Env):
                 SolverSetting("cfl 0.6", settings=(("cfl", 0.6),)), SolverSetting("minmod", settings=(("limiter", "minmod"),)),
                 SolverSetting("n/2", 2), SolverSetting("n/2, cfl 0.5", 2, big), SolverSetting("n/4", 4),
                 SolverSetting("n/4, cfl 0.5", 4, big), SolverSetting("n/8, cfl 0.5", 8, big)]
+
+    def surrogate_defaults(self, profile):
+        "At the laptop profile, the patch-stem U-Net with the 8 maps of the square, 3x the epochs (`experiments/ablation`)."
+        # the ablation's only variant on the solver's Pareto front, for about the layout default's training seconds
+        if profile.name == "laptop":
+            return SurrogateDefaults("unet-laptop-p2", (("augment", True), ("epochs", 36)))
+        return SurrogateDefaults()
 
     def timestep_pair(self, params):  # the trajectory's knobs (unused: the CFL number sets the step)
         "This solver and the same one at half the CFL number (half the time step)."
