@@ -410,6 +410,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                                        'hybrid_nbs/envs/oregonator.py'),
                                             'hybrid_nbs.envs.oregonator.Oregonator.state_shape': ( 'oregonator.html#oregonator.state_shape',
                                                                                                    'hybrid_nbs/envs/oregonator.py'),
+                                            'hybrid_nbs.envs.oregonator.Oregonator.surrogate_defaults': ( 'oregonator.html#oregonator.surrogate_defaults',
+                                                                                                          'hybrid_nbs/envs/oregonator.py'),
                                             'hybrid_nbs.envs.oregonator.Oregonator.symmetries': ( 'oregonator.html#oregonator.symmetries',
                                                                                                   'hybrid_nbs/envs/oregonator.py'),
                                             'hybrid_nbs.envs.oregonator.Oregonator.timestep_pair': ( 'oregonator.html#oregonator.timestep_pair',
