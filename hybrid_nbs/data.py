@@ -22,7 +22,7 @@ import zarr
 
 from .core import (PROFILES, SPLITS, Env, Profile, check_split, exclusive, get_profile, make_rng, rollout, set_threads,
                              threads)
-from .envs import REGISTRY, env_path, validate_env
+from .envs import REGISTRY, config_changes, env_path, validate_env
 from .paths import data_root, store_path
 
 # %% auto #0
@@ -161,9 +161,19 @@ def read_meta(g: zarr.Group, name: str) -> np.ndarray:
                          "build_dataset(..., verify=True) (hnwm data --verify), or rebuild with --overwrite") from None
 
 
-def check_identity(g: zarr.Group, ident: dict, path) -> None:
+def _identity_changes(g: zarr.Group, ident: dict, env: Env | None, skip=()) -> dict:
+    "`{field: (stored, current)}` for every identity field that differs; `config` as `config_changes` sees it when `env` is given."
+    diff = {k: (g.attrs.get(k), ident[k]) for k in _IDENTITY if k not in skip and g.attrs.get(k) != ident[k]}
+    if env is not None and "config" in diff and isinstance(g.attrs.get("config"), dict) \
+            and not config_changes(dict(g.attrs["config"]), env):
+        del diff["config"]  # only a setting added since, at its default: the store was built with it
+    return diff
+
+
+def check_identity(g: zarr.Group, ident: dict, path,
+                   env: Env | None = None) -> None:  # the environment of `ident`: lets a setting added since pass
     "Raise `ValueError` naming every field where the store at `path` differs from `ident`."
-    diff = {k: (g.attrs.get(k), ident[k]) for k in _IDENTITY if g.attrs.get(k) != ident[k]}
+    diff = _identity_changes(g, ident, env)
     if diff:
         what = "; ".join(f"{k}: stored {a!r} != current {b!r}" for k, (a, b) in diff.items())
         raise ValueError(f"{path} was built by a different configuration or solver ({what}). Nothing was changed; "
@@ -353,8 +363,7 @@ def _repair_metadata(g: zarr.Group, path: Path, plan: list[dict]) -> list[str]:
 
 def _accept_solver_edit(g: zarr.Group, env: Env, ident: dict, split: str, seed: int, n_frames: int) -> None:
     "Record the current solver hash on a store that differs in nothing else, if this solver reproduces its first finished trajectory bit for bit."
-    if g.attrs.get("solver_hash") == ident["solver_hash"] or any(
-            g.attrs.get(k) != ident[k] for k in _IDENTITY if k != "solver_hash"):
+    if g.attrs.get("solver_hash") == ident["solver_hash"] or _identity_changes(g, ident, env, skip=("solver_hash",)):
         return  # nothing to accept, or a difference `check_identity` must name
     # the hash covers the module's whole source: a new method or a docstring changes it, the frames may not change
     done = np.flatnonzero(read_meta(g, "done").astype(bool))
@@ -376,7 +385,7 @@ def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, ove
         if path.exists():
             g = open_store(path, mode="r+")
             _accept_solver_edit(g, env, ident, split, seed, n_frames)
-            check_identity(g, ident, path)
+            check_identity(g, ident, path, env)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             _create(path, ident, env, plan)

@@ -12,7 +12,7 @@ from ..core import Env, Profile, check_env, get_profile
 
 # %% auto #0
 __all__ = ['REGISTRY', 'ENV_NAMES', 'env_class', 'env_path', 'make_env', 'expand_envs', 'validate_env', 'env_identity',
-           'check_same_env']
+           'config_changes', 'check_same_env']
 
 # %% ../../nbs/03b_envs.ipynb #c005
 REGISTRY = {"oregonator": "hybrid_nbs.envs.oregonator:Oregonator", "euler": "hybrid_nbs.envs.euler:Euler",
@@ -86,6 +86,17 @@ def env_identity(env: Env) -> dict:
     return json.loads(json.dumps(dict(name=env.name, path=env_path(env), config=env.config())))
 
 
+def config_changes(recorded: dict,  # a `config()` as a file recorded it (JSON-safe)
+                   env: Env) -> dict:
+    "`{key: (recorded, now)}` where `recorded` differs from `env.config()`; a key it lacks counts as unchanged where `env` holds its constructor default (a setting added since)."
+    import json
+    now = env_identity(env)["config"]
+    defaults = json.loads(json.dumps({k: p.default for k, p in inspect.signature(type(env)).parameters.items()
+                                      if p.default is not inspect.Parameter.empty}, default=repr))
+    return {k: (recorded.get(k), now.get(k)) for k in sorted(set(recorded) | set(now))
+            if recorded.get(k) != now.get(k) and not (k not in recorded and k in defaults and now.get(k) == defaults[k])}
+
+
 def check_same_env(recorded: dict,  # an `env_identity` (or, from older files, a dict with just `name`)
                    env: Env, what: str = "this checkpoint") -> None:
     "A `ValueError` naming the first difference between `recorded` and the identity of `env`."
@@ -95,8 +106,7 @@ def check_same_env(recorded: dict,  # an `env_identity` (or, from older files, a
             raise ValueError(f"{what} was made for environment {key} {recorded[key]!r}, not {now[key]!r}")
     old = recorded.get("config")
     if old:
-        diff = {k: (old.get(k), now["config"].get(k)) for k in sorted(set(old) | set(now["config"]))
-                if old.get(k) != now["config"].get(k)}
+        diff = config_changes(old, env)
         if diff:
             raise ValueError(f"{what} was made for another {now['name']} configuration: " +
                              "; ".join(f"{k}: recorded {a!r} != {b!r}" for k, (a, b) in diff.items()))
