@@ -464,6 +464,7 @@ class Env(abc.ABC):
 
     profile_sizes: ClassVar[Mapping[str, Mapping[str, Any]]] = {}  # profile name -> constructor arguments
     profile_n_frames: ClassVar[Mapping[str, int]] = {}  # profile name -> frames per trajectory, where not the default
+    added_settings: ClassVar[Mapping[str, Any]] = {}  # config() keys added since files were made -> the value those files used
 
     @classmethod
     def profile_kwargs(cls, profile: Profile,  # a `get_profile` result

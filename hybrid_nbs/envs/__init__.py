@@ -88,13 +88,12 @@ def env_identity(env: Env) -> dict:
 
 def config_changes(recorded: dict,  # a `config()` as a file recorded it (JSON-safe)
                    env: Env) -> dict:
-    "`{key: (recorded, now)}` where `recorded` differs from `env.config()`; a key it lacks counts as unchanged where `env` holds its constructor default (a setting added since)."
+    "`{key: (recorded, now)}` where `recorded` differs from `env.config()`; a key it lacks has the value `Env.added_settings` names (it was added since)."
     import json
     now = env_identity(env)["config"]
-    defaults = json.loads(json.dumps({k: p.default for k, p in inspect.signature(type(env)).parameters.items()
-                                      if p.default is not inspect.Parameter.empty}, default=repr))
-    return {k: (recorded.get(k), now.get(k)) for k in sorted(set(recorded) | set(now))
-            if recorded.get(k) != now.get(k) and not (k not in recorded and k in defaults and now.get(k) == defaults[k])}
+    before = json.loads(json.dumps(dict(type(env).added_settings)))
+    recorded = {**{k: v for k, v in before.items() if k in now}, **recorded}
+    return {k: (recorded.get(k), now.get(k)) for k in sorted(set(recorded) | set(now)) if recorded.get(k) != now.get(k)}
 
 
 def check_same_env(recorded: dict,  # an `env_identity` (or, from older files, a dict with just `name`)
