@@ -35,7 +35,8 @@ def test_bad_n_frames(env, n_frames):
 
 @pytest.mark.parametrize("kwargs, message", [(dict(frame_dt=0.0), "frame_dt"), (dict(frame_dt=-1e-3), "frame_dt"),
                                              (dict(n=0), "n must"), (dict(bc="wall"), "bc must"),
-                                             (dict(limiter="superbee2"), "limiter"), (dict(cfl=0.9), "cfl")])
+                                             (dict(limiter="superbee2"), "limiter"), (dict(cfl=1.2), r"cfl must be in \(0, 1.0\]"),
+                                             (dict(scheme="muscl-hancock", cfl=0.9), "cfl"), (dict(scheme="weno"), "scheme")])
 def test_bad_constructor(kwargs, message):
     with pytest.raises(ValueError, match=message):
         Euler(**kwargs)

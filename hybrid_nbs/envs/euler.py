@@ -284,8 +284,9 @@ SCHEMES = {"muscl-hancock": (0.4, 0.5), "ctu": (0.9, 1.0)}  # scheme -> (default
 
 class _Stepper:
     "Work arrays and the substep loop of the MUSCL-Hancock or CTU scheme (HLLC) for one grid size."
-    def __init__(self, n: int, length: float, periodic: bool, limiter: str, cfl: float, scheme: str = "muscl-hancock"):
-        self.n, self.dx, self.periodic, self.cfl = n, length / n, periodic, cfl
+    def __init__(self, n: int, length: float, periodic: bool, limiter: str, cfl: float, scheme: str = "muscl-hancock",
+                 max_dt: float = math.inf):
+        self.n, self.dx, self.periodic, self.cfl, self.max_dt = n, length / n, periodic, cfl, max_dt
         self.limiter, self.ctu = LIMITERS[limiter], scheme == "ctu"
         m = n + 4
         self.W = np.zeros((4, m, m))
@@ -321,6 +322,7 @@ class _Stepper:
         t, steps, cap = 0.0, 0, MAX_SUBSTEPS * max(1.0, duration / 0.002)
         while t < duration:
             dt = self.cfl / _pad_primitive(U, self.W, gamma, self.periodic, self.dx, self.dx)[1 if self.ctu else 0]
+            dt = min(dt, self.max_dt)
             steps += 1
             if not np.isfinite(dt) or steps > cap:
                 raise ValueError(f"Euler: the CFL step fell to {dt:.3g} after {steps - 1} substeps of a {duration:g} "
@@ -407,7 +409,7 @@ class Euler(Env):
     channel_names = ("rho", "rho_u", "rho_v", "E")
     profile_sizes = {"smoke": dict(n=32), "laptop": dict(n=64), "paper": dict(n=128)}
     profile_n_frames = {"paper": 100}
-    added_settings = {"scheme": "muscl-hancock"}  # stores and checkpoints from before the CTU step were made with this
+    added_settings = {"scheme": "muscl-hancock", "max_dt": None}  # what stores and checkpoints made before them used
 
     @dataclasses.dataclass(frozen=True)
     class Params:
@@ -442,7 +444,8 @@ class Euler(Env):
                  length: float = 1.0,  # side of the square
                  limiter: str = "mc",  # slope limiter, one of `LIMITERS`
                  cfl: float | None = None,  # CFL number; None: the scheme's default (`SCHEMES`)
-                 scheme: str = "ctu"):  # "ctu" (corner transport, the default) or "muscl-hancock" (the first datasets')
+                 scheme: str = "ctu",  # "ctu" (corner transport, the default) or "muscl-hancock" (the first datasets')
+                 max_dt: float | None = None):  # largest substep; None: the CFL step and the frame time alone bound it
         check_positive(n, "n", integer=True)
         check_positive(frame_dt, "frame_dt")
         check_positive(length, "length")
@@ -459,9 +462,12 @@ class Euler(Env):
             raise ValueError(f"cfl must be in (0, {limit}] for the {scheme} scheme ({what}; larger steps are unstable), "
                              f"got {cfl!r}")
         self.n, self.frame_dt, self.bc, self.length, self.limiter, self.cfl = int(n), float(frame_dt), bc, float(length), limiter, float(cfl)
-        self.scheme = scheme
+        if max_dt is not None:
+            check_positive(max_dt, "max_dt")
+        self.scheme, self.max_dt = scheme, None if max_dt is None else float(max_dt)
         self.dx = self.length / self.n
-        self._stepper = _Stepper(self.n, self.length, bc == "periodic", limiter, self.cfl, scheme)
+        self._stepper = _Stepper(self.n, self.length, bc == "periodic", limiter, self.cfl, scheme,
+                                 math.inf if max_dt is None else self.max_dt)
 
     @property
     def state_shape(self):
@@ -469,9 +475,9 @@ class Euler(Env):
         return (4, self.n, self.n)
 
     def config(self):
-        "Constructor arguments: `n`, `frame_dt`, `bc`, `length`, `limiter`, `cfl`, `scheme`."
+        "Constructor arguments: `n`, `frame_dt`, `bc`, `length`, `limiter`, `cfl`, `scheme`, `max_dt`."
         return dict(n=self.n, frame_dt=self.frame_dt, bc=self.bc, length=self.length, limiter=self.limiter, cfl=self.cfl,
-                    scheme=self.scheme)
+                    scheme=self.scheme, max_dt=self.max_dt)
 
     from_primitive = staticmethod(from_primitive)
     to_primitive = staticmethod(to_primitive)
@@ -581,5 +587,6 @@ class Euler(Env):
         return SurrogateDefaults()
 
     def timestep_pair(self, params):  # the trajectory's knobs (unused: the CFL number sets the step)
-        "This solver and the same one at half the CFL number (half the time step)."
-        return self, self.with_settings(cfl=self.cfl / 2)
+        "This solver, and the same one at half its time step: half the CFL number, and substeps of at most half a frame."
+        # on small grids the frame time, not the CFL number, bounds the step: halving the CFL number alone may change nothing
+        return self, self.with_settings(cfl=self.cfl / 2, max_dt=(self.max_dt or self.frame_dt) / 2)
