@@ -368,6 +368,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                        'hybrid_nbs.envs.euler._limit': ('euler.html#_limit', 'hybrid_nbs/envs/euler.py'),
                                        'hybrid_nbs.envs.euler._pad_primitive': ('euler.html#_pad_primitive', 'hybrid_nbs/envs/euler.py'),
                                        'hybrid_nbs.envs.euler._peek_centre': ('euler.html#_peek_centre', 'hybrid_nbs/envs/euler.py'),
+                                       'hybrid_nbs.envs.euler._slopes': ('euler.html#_slopes', 'hybrid_nbs/envs/euler.py'),
                                        'hybrid_nbs.envs.euler._update': ('euler.html#_update', 'hybrid_nbs/envs/euler.py'),
                                        'hybrid_nbs.envs.euler.from_primitive': ('euler.html#from_primitive', 'hybrid_nbs/envs/euler.py'),
                                        'hybrid_nbs.envs.euler.riemann_state': ('euler.html#riemann_state', 'hybrid_nbs/envs/euler.py'),

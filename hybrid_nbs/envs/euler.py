@@ -97,6 +97,16 @@ def _limit(a, b, kind):
     return s * min(2.0 * abs(a), 2.0 * abs(b), 0.5 * abs(a + b))
 
 
+@njit(inline="always", cache=True)
+def _slopes(W, j, i, limiter):
+    "Limited slopes of the padded primitives at cell (j, i): (rho, u, v, p) along x, then along y."
+    r, u, v, p = W[0, j, i], W[1, j, i], W[2, j, i], W[3, j, i]
+    return (_limit(r - W[0, j, i - 1], W[0, j, i + 1] - r, limiter), _limit(u - W[1, j, i - 1], W[1, j, i + 1] - u, limiter),
+            _limit(v - W[2, j, i - 1], W[2, j, i + 1] - v, limiter), _limit(p - W[3, j, i - 1], W[3, j, i + 1] - p, limiter),
+            _limit(r - W[0, j - 1, i], W[0, j + 1, i] - r, limiter), _limit(u - W[1, j - 1, i], W[1, j + 1, i] - u, limiter),
+            _limit(v - W[2, j - 1, i], W[2, j + 1, i] - v, limiter), _limit(p - W[3, j - 1, i], W[3, j + 1, i] - p, limiter))
+
+
 @njit(parallel=True, cache=True)
 def _pad_primitive(U, W, gamma, periodic, dx, dy):
     "Primitive variables of `U` into `W` with two ghost cells per side; returns max (|u|+c)/dx + (|v|+c)/dy and max over both directions."
@@ -129,14 +139,7 @@ def _face_states(W, dt, dx, dy, gamma, limiter, XL, XR, YB, YT):
     for j in prange(1, n_yp - 1):
         for i in range(1, n_xp - 1):
             r, u, v, p = W[0, j, i], W[1, j, i], W[2, j, i], W[3, j, i]
-            drx = _limit(r - W[0, j, i - 1], W[0, j, i + 1] - r, limiter)
-            dux = _limit(u - W[1, j, i - 1], W[1, j, i + 1] - u, limiter)
-            dvx = _limit(v - W[2, j, i - 1], W[2, j, i + 1] - v, limiter)
-            dpx = _limit(p - W[3, j, i - 1], W[3, j, i + 1] - p, limiter)
-            dry = _limit(r - W[0, j - 1, i], W[0, j + 1, i] - r, limiter)
-            duy = _limit(u - W[1, j - 1, i], W[1, j + 1, i] - u, limiter)
-            dvy = _limit(v - W[2, j - 1, i], W[2, j + 1, i] - v, limiter)
-            dpy = _limit(p - W[3, j - 1, i], W[3, j + 1, i] - p, limiter)
+            drx, dux, dvx, dpx, dry, duy, dvy, dpy = _slopes(W, j, i, limiter)
             rh = r - hx * (u * drx + r * dux) - hy * (v * dry + r * dvy)
             uh = u - hx * (u * dux + dpx / r) - hy * (v * duy)
             vh = v - hx * (u * dvx) - hy * (v * dvy + dpy / r)
@@ -191,14 +194,7 @@ def _ctu_normal_states(W, dt, dx, dy, gamma, limiter, XL, XR, YB, YT):
     for j in prange(1, n_yp - 1):
         for i in range(1, n_xp - 1):
             r, u, v, p = W[0, j, i], W[1, j, i], W[2, j, i], W[3, j, i]
-            drx = _limit(r - W[0, j, i - 1], W[0, j, i + 1] - r, limiter)
-            dux = _limit(u - W[1, j, i - 1], W[1, j, i + 1] - u, limiter)
-            dvx = _limit(v - W[2, j, i - 1], W[2, j, i + 1] - v, limiter)
-            dpx = _limit(p - W[3, j, i - 1], W[3, j, i + 1] - p, limiter)
-            dry = _limit(r - W[0, j - 1, i], W[0, j + 1, i] - r, limiter)
-            duy = _limit(u - W[1, j - 1, i], W[1, j + 1, i] - u, limiter)
-            dvy = _limit(v - W[2, j - 1, i], W[2, j + 1, i] - v, limiter)
-            dpy = _limit(p - W[3, j - 1, i], W[3, j + 1, i] - p, limiter)
+            drx, dux, dvx, dpx, dry, duy, dvy, dpy = _slopes(W, j, i, limiter)
             rx, ux = r - hx * (u * drx + r * dux), u - hx * (u * dux + dpx / r)
             vx, px = v - hx * (u * dvx), p - hx * (u * dpx + gamma * p * dux)
             ry, uy = r - hy * (v * dry + r * dvy), u - hy * (v * duy)
