@@ -9,7 +9,9 @@ import abc
 import dataclasses
 import os
 import sys
+import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from types import MappingProxyType
 from typing import Any, Callable, ClassVar, Mapping, Sequence
@@ -21,7 +23,7 @@ __all__ = ['SPLITS', 'IN_DISTRIBUTION', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFI
            'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads', 'exclusive', 'check_positive',
            'check_array', 'equal_error_cost', 'Symmetry', 'restrict_grid', 'prolong_grid', 'coarser_grid',
            'SolverSetting', 'SurrogateDefaults', 'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout',
-           'symmetry_errors', 'check_env']
+           'advance_many', 'symmetry_errors', 'check_env']
 
 # %% ../nbs/00_core.ipynb #c005
 SPLITS = ("train", "val", "calib", "test", "ood_near", "ood_far")
@@ -351,6 +353,14 @@ class Env(abc.ABC):
         "The trajectory `(n_frames + 1, *state_shape)` starting at `state`."
         return rollout(self, state, params, n_frames)
 
+    def advance_many(self, states: np.ndarray,  # (B, *state_shape) raw states
+                     params: Sequence,  # B `Params`, one per state
+                     n_frames: int,  # frames to advance each
+                     workers: int | None = None,  # trajectories side by side; None: numba's thread count where `nogil`
+                     ) -> tuple[np.ndarray, dict[int, str]]:
+        "`(B, *state_shape)` states `n_frames` frames on (NaN rows where the solver refused) and `{row: why}`."
+        return advance_many(self, states, params, n_frames, workers)
+
     # -- optional capabilities: each has a default, so a class implementing only the methods above works --------
     @property
     def layout(self) -> str:
@@ -465,6 +475,7 @@ class Env(abc.ABC):
     profile_sizes: ClassVar[Mapping[str, Mapping[str, Any]]] = {}  # profile name -> constructor arguments
     profile_n_frames: ClassVar[Mapping[str, int]] = {}  # profile name -> frames per trajectory, where not the default
     added_settings: ClassVar[Mapping[str, Any]] = {}  # config() keys added since files were made -> the value those files used
+    nogil: ClassVar[bool] = False  # `advance` releases the GIL and its work arrays are per instance: threads may share it
 
     @classmethod
     def profile_kwargs(cls, profile: Profile,  # a `get_profile` result
@@ -497,6 +508,38 @@ def rollout(env: Env, state: np.ndarray, params, n_frames: int) -> np.ndarray:
     for k in range(n_frames):
         out[k + 1] = env.advance(out[k], params, 1)
     return out
+
+
+def advance_many(env: Env, states: np.ndarray, params: Sequence, n_frames: int,
+                 workers: int | None = None) -> tuple[np.ndarray, dict[int, str]]:
+    "`env.advance` over a batch, each trajectory on one thread, `workers` side by side (`env.nogil`), refusals kept per row."
+    import numba
+    check_positive(n_frames, "n_frames", integer=True)
+    states = np.asarray(states)
+    if states.shape[1:] != tuple(env.state_shape) or len(states) != len(params):
+        raise ValueError(f"advance_many needs (B, *{tuple(env.state_shape)}) states and B params, got states "
+                         f"{states.shape} and {len(params)} params")
+    n = numba.get_num_threads() if workers is None else check_positive(workers, "workers", integer=True)
+    n = min(n, len(states)) if env.nogil else 1
+    out, errors = np.full((len(states), *env.state_shape), np.nan), {}
+    local = threading.local()
+
+    def one(i):
+        if n > 1 and not hasattr(local, "env"):
+            numba.set_num_threads(1)  # thread-local: each trajectory on one thread, the trajectories side by side
+            local.env = env.with_settings()  # its own work arrays
+        try:
+            out[i] = getattr(local, "env", env).advance(states[i], params[i], n_frames)
+        except ValueError as e:  # this input alone has no answer; the others go on
+            errors[i] = str(e)
+
+    if n == 1:
+        for i in range(len(states)):
+            one(i)
+    else:
+        with ThreadPoolExecutor(n) as pool:  # one index at a time: trajectories differ in cost (e.g. blasts)
+            list(pool.map(one, range(len(states))))
+    return out, dict(sorted(errors.items()))
 
 # %% ../nbs/00_core.ipynb #c026
 def _expect_value_error(fn, what: str):

@@ -164,11 +164,14 @@ class HybridSimulator:
         deferred = ~np.isfinite(s) | (s > tau) | ~np.isfinite(pred).reshape(len(s), -1).all(axis=1)
         t1 = time.perf_counter()
         idx = np.flatnonzero(deferred)
-        args = [(self.env, states[i], params[i], h) for i in idx]
         if self.client is not None and len(idx):
+            args = [(self.env, states[i], params[i], h) for i in idx]
             solved = self.client.gather([self.client.submit(_solve, *a, pure=False) for a in args])
+        elif len(idx):  # side by side on the current threads where the solver allows it (`Env.nogil`)
+            out, why = self.env.advance_many(states[idx], [params[i] for i in idx], h)
+            solved = [(out[j], None) if j not in why else (None, why[j]) for j in range(len(idx))]
         else:
-            solved = [_solve(*a) for a in args]
+            solved = []
         failed, errors = np.zeros(len(states), bool), {}
         for i, (out, err) in zip(idx, solved):
             if err is None:

@@ -81,3 +81,15 @@ def test_sod_beats_first_order_target_at_128():
 def test_shock_tube_rejects_bad_axis(env):
     with pytest.raises(ValueError, match="axis"):
         shock_tube(env, (1, 0, 1), (0.125, 0, 0.1), 0.1, axis="z")
+
+
+def test_advance_many_side_by_side_is_the_serial_answer():
+    "Two threads, each trajectory on one with its own work arrays: every row is the serial `advance` bit for bit."
+    env = Euler(n=32)
+    ps = [env.sample_params(make_rng(5, i), "test") for i in range(5)]
+    states = np.stack([env.initial_state(p, make_rng(5, i)) for i, p in enumerate(ps)])
+    states[1, RHO, 0, 0] = -1.0  # this row alone is refused
+    out, why = env.advance_many(states, ps, 3, workers=2)
+    assert list(why) == [1] and "non-positive density" in why[1] and np.isnan(out[1]).all()
+    for i in (0, 2, 3, 4):
+        np.testing.assert_array_equal(out[i], env.advance(states[i], ps[i], 3))

@@ -107,7 +107,7 @@ def _slopes(W, j, i, limiter):
             _limit(v - W[2, j - 1, i], W[2, j + 1, i] - v, limiter), _limit(p - W[3, j - 1, i], W[3, j + 1, i] - p, limiter))
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _pad_primitive(U, W, gamma, periodic, dx, dy):
     "Primitive variables of `U` into `W` with two ghost cells per side; returns max (|u|+c)/dx + (|v|+c)/dy and max over both directions."
     n_y, n_x = U.shape[1], U.shape[2]
@@ -131,7 +131,7 @@ def _pad_primitive(U, W, gamma, periodic, dx, dy):
     return row_max.max(), row_dir.max()
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _face_states(W, dt, dx, dy, gamma, limiter, XL, XR, YB, YT):
     "Half-step evolved primitive states on the four faces of every cell (ghost ring 1 included)."
     n_yp, n_xp = W.shape[1], W.shape[2]
@@ -153,7 +153,7 @@ def _face_states(W, dt, dx, dy, gamma, limiter, XL, XR, YB, YT):
             YT[0, j, i], YT[1, j, i], YT[2, j, i], YT[3, j, i] = rh + 0.5 * dry, uh + 0.5 * duy, vh + 0.5 * dvy, ph + 0.5 * dpy
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _fluxes(XL, XR, YB, YT, gamma, FX, FY):
     "HLLC fluxes through every interior x face `FX (4, ny, nx+1)` and y face `FY (4, ny+1, nx)`."
     n_y, n_x = FX.shape[1], FY.shape[2]
@@ -170,7 +170,7 @@ def _fluxes(XL, XR, YB, YT, gamma, FX, FY):
             FY[0, j, i], FY[1, j, i], FY[2, j, i], FY[3, j, i] = g0, gt, gn, g3
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _update(U, FX, FY, dt, dx, dy, gamma, out):
     "Conservative update; returns the number of cells with non-positive density or pressure."
     n_y, n_x = U.shape[1], U.shape[2]
@@ -186,7 +186,7 @@ def _update(U, FX, FY, dt, dx, dy, gamma, out):
     return bad
 
 # %% ../../nbs/02_euler.ipynb #4d3bbcd4
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _ctu_normal_states(W, dt, dx, dy, gamma, limiter, XL, XR, YB, YT):
     "Face states of every cell (ghost ring 1 included), each evolved half a step along its own normal only."
     n_yp, n_xp = W.shape[1], W.shape[2]
@@ -211,7 +211,7 @@ def _ctu_normal_states(W, dt, dx, dy, gamma, limiter, XL, XR, YB, YT):
             YT[0, j, i], YT[1, j, i], YT[2, j, i], YT[3, j, i] = ry + 0.5 * dry, uy + 0.5 * duy, vy + 0.5 * dvy, py + 0.5 * dpy
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _ctu_transverse_fluxes(XL, XR, YB, YT, gamma, FT, GT):
     "HLLC fluxes of the normal-predicted states: x faces `FT (4, n+2, n+1)` on the rows of ring 1, y faces `GT (4, n+1, n+2)`."
     n_p = XL.shape[1]  # n + 4
@@ -249,7 +249,7 @@ def _corrected(S, j, i, c, T, f0, f1, k, g1, along_y):
     return r, u, v, p, 1
 
 
-@njit(parallel=True, cache=True)
+@njit(parallel=True, cache=True, nogil=True)
 def _ctu_fluxes(XL, XR, YB, YT, FT, GT, dt, dx, dy, gamma, FX, FY):
     "HLLC fluxes through every interior face between face states corrected on the fly; returns how many kept their value."
     n_y, n_x = FX.shape[1], FY.shape[2]
@@ -406,6 +406,7 @@ class Euler(Env):
     profile_sizes = {"smoke": dict(n=32), "laptop": dict(n=64), "paper": dict(n=128)}
     profile_n_frames = {"paper": 100}
     added_settings = {"scheme": "muscl-hancock", "max_dt": None}  # what stores and checkpoints made before them used
+    nogil = True  # the kernels release the GIL and the work arrays live on the instance: `advance_many` runs threads
 
     @dataclasses.dataclass(frozen=True)
     class Params:
