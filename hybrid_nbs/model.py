@@ -285,6 +285,9 @@ MODELS = {c.name: c for c in (
     UNetConfig("unet-smoke", widths=(8, 16), blocks=1, cond_dim=32, n_freqs=4, groups=4),
     UNetConfig("unet-laptop", widths=(16, 32, 64), blocks=1, cond_dim=64),
     UNetConfig("unet-laptop-p2", widths=(16, 32, 64), blocks=1, cond_dim=64, patch=2),  # a quarter of the cells: model_cost
+    # the same FLOPs spent on two wider or four narrower levels: the width/depth sweep of experiments/ablation
+    UNetConfig("unet-laptop-p2-shallow", widths=(20, 40), blocks=1, cond_dim=64, groups=4, patch=2),
+    UNetConfig("unet-laptop-p2-deep", widths=(16, 24, 48, 96), blocks=1, cond_dim=64, patch=2),
     UNetConfig("unet-paper", widths=(48, 96, 192, 192), blocks=1, cond_dim=128),
     MLPConfig("mlp-smoke", width=32, blocks=1, cond_dim=32, n_freqs=4),
     MLPConfig("mlp-laptop", width=128, blocks=3, cond_dim=64),

@@ -31,11 +31,11 @@ from .paths import ckpt_dir, store_path
 
 # %% auto #0
 __all__ = ['TrainConfig', 'train_config_for', 'lr_at', 'epoch_pairs', 'rung_pairs', 'PairSource', 'augmenter', 'PairLoss',
-           'validate', 'param_stats', 'train']
+           'horizon_weights', 'validate', 'param_stats', 'train']
 
 # %% ../nbs/06_train.ipynb #c005
 # fields added after checkpoints were first written, with the behaviour of a checkpoint that predates them
-_ADDED_FIELDS = {"initial_frac": 0.0, "augment": False, "mixed_precision": False}
+_ADDED_FIELDS = {"initial_frac": 0.0, "augment": False, "mixed_precision": False, "horizon_weighting": "uniform"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,6 +60,7 @@ class TrainConfig:
     memory_gb: float = 4.0  # load a split into memory when it is smaller than this
     workers: int = 0  # DataLoader workers when reading from the store
     mixed_precision: bool = False  # bf16 autocast of the training forward passes on CUDA; a CPU trains in float32
+    horizon_weighting: str = "uniform"  # "uniform": every pair alike; "persistence": each horizon by 1 / its persistence MSE
 
     def __post_init__(self):
         for f in ("epochs", "pairs_per_epoch", "batch_size", "max_horizon", "val_per_rung"):
@@ -67,6 +68,8 @@ class TrainConfig:
                 raise ValueError(f"TrainConfig.{f} must be a positive integer, got {getattr(self, f)!r}")
         if self.pairs_per_epoch < self.batch_size:
             raise ValueError(f"TrainConfig.pairs_per_epoch ({self.pairs_per_epoch}) must be >= batch_size ({self.batch_size})")
+        if self.horizon_weighting not in ("uniform", "persistence"):
+            raise ValueError(f"TrainConfig.horizon_weighting must be 'uniform' or 'persistence', got {self.horizon_weighting!r}")
         if self.chain_grad not in ("stop", "full"):
             raise ValueError(f"TrainConfig.chain_grad must be 'stop' or 'full', got {self.chain_grad!r}")
         for f in ("chain_frac", "continuous_frac", "initial_frac", "warmup_frac", "min_lr_frac"):
@@ -217,18 +220,41 @@ def augmenter(env: Env, cfg: TrainConfig,
     return augment
 
 # %% ../nbs/06_train.ipynb #c013
+def _interp(xq: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor) -> torch.Tensor:
+    "Piecewise-linear interpolation of (xp, fp) at xq, constant beyond the ends."
+    xq = xq.clamp(xp[0], xp[-1])
+    i = torch.searchsorted(xp, xq).clamp(1, len(xp) - 1)
+    t = (xq - xp[i - 1]) / (xp[i] - xp[i - 1])
+    return fp[i - 1] + t * (fp[i] - fp[i - 1])
+
+
 class PairLoss(nn.Module):
     "Wraps a `Surrogate`: forward(x, y, h, p) on normalised states returns the (direct, chain) MSE terms."
-    def __init__(self, model: Surrogate, cfg: TrainConfig):
+    def __init__(self, model: Surrogate, cfg: TrainConfig,
+                 weights: tuple[list, list] | None = None):  # (rungs, weights) of `horizon_weights`; None: uniform
         super().__init__()
         self.model, self.cfg = model, cfg
+        self.log_h, self.log_w = ((None, None) if weights is None else
+                                  (torch.log(torch.tensor(weights[0], dtype=torch.float32)),
+                                   torch.log(torch.tensor(weights[1], dtype=torch.float32))))
+
+    def weight(self, h: torch.Tensor) -> torch.Tensor:
+        "Each pair's loss weight: log-log interpolated between the rungs' weights (1 when uniform)."
+        if self.log_h is None:
+            return torch.ones_like(h)
+        return torch.exp(_interp(torch.log(h), self.log_h.to(h.device), self.log_w.to(h.device)))
+
+    def _mse(self, out, y, h):
+        if self.log_h is None:  # the uniform path stays F.mse_loss, bit for bit what earlier runs trained with
+            return F.mse_loss(out, y)
+        return (self.weight(h) * ((out - y) ** 2).flatten(1).mean(1)).mean()
 
     def forward(self, x,  # (B, *state_shape) normalised inputs
                 y,  # (B, *state_shape) normalised targets, `h` frames later
                 h,  # (B,) horizons in frames
                 p):  # (B, P) raw physical parameters
-        "(direct, chain): the MSE of f(x, h) against y, and of the two half-steps on the chained share of the batch."
-        direct = F.mse_loss(self.model(x, h, p), y)
+        "(direct, chain): the (weighted) MSE of f(x, h) against y, and of the two half-steps on the chained share of the batch."
+        direct = self._mse(self.model(x, h, p), y, h)
         k = math.ceil(self.cfg.chain_frac * len(h)) if self.cfg.chain_weight > 0 else 0
         idx = torch.nonzero(h[:k] >= 2).flatten()
         if len(idx) == 0:
@@ -236,7 +262,25 @@ class PairLoss(nn.Module):
         xs, hs, ps = x[idx], h[idx] / 2, p[idx]
         with torch.set_grad_enabled(torch.is_grad_enabled() and self.cfg.chain_grad == "full"):
             mid = self.model(xs, hs, ps)
-        return direct, F.mse_loss(self.model(mid, hs, ps), y[idx])
+        return direct, self._mse(self.model(mid, hs, ps), y[idx], h[idx])
+
+
+# %% ../nbs/06_train.ipynb #c01ff473
+def horizon_weights(source: PairSource, model: Surrogate, cfg: TrainConfig, seed: int,
+                    per_rung: int = 256) -> tuple[list[float], list[float]]:  # train pairs measured per rung
+    "(rungs, weights): 1 / the train split's mean normalised persistence MSE at each ladder rung, scaled to mean 1 over epoch 0's horizons."
+    pairs = rung_pairs(source.n_traj, source.n_frames, per_rung, seed, cfg.max_horizon, cfg.initial_frac)
+    err = torch.cat([((model.state_norm(y) - model.state_norm(x)) ** 2).flatten(1).mean(1).double()
+                     for x, y, _, _ in source.batches(pairs, 256)]).numpy()
+    rungs = np.unique(pairs[:, 2])
+    m = np.array([err[pairs[:, 2] == r].mean() for r in rungs])
+    if not (np.isfinite(m).all() and (m > 0).all()):
+        raise ValueError(f"horizon weighting needs a positive, finite persistence error at every rung; got {dict(zip(rungs.tolist(), m))} "
+                         f"on {source.path}: states that never change cannot be weighted by their change")
+    w = PairLoss(model, cfg, weights=(rungs.tolist(), (1 / m).tolist()))
+    hs = torch.from_numpy(epoch_pairs(source.n_traj, source.n_frames, cfg.pairs_per_epoch, seed, 0, cfg)[:, 2]).float()
+    scale = float(w.weight(hs).double().mean())
+    return [float(r) for r in rungs], [float(1 / v / scale) for v in m]
 
 # %% ../nbs/06_train.ipynb #c016
 @torch.no_grad()
@@ -390,6 +434,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     model = build_model(arch, env=env, state_mean=norm["state_mean"], state_std=norm["state_std"],
                         param_mean=pm, param_std=ps, seed=seed,
                         max_horizon=min(cfg.max_horizon, src.n_frames - 1))  # the range the pairs cover
+    weights = horizon_weights(src, model, cfg, seed) if cfg.horizon_weighting == "persistence" else None
     model = model.to(device)
     if model.grid:
         model = model.to(memory_format=torch.channels_last)
@@ -402,7 +447,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
         model.load_state_dict(ck["weights"])
         opt.load_state_dict(ck["optimizer"])
         state.update({k: ck["meta"][k] for k in state})
-    loss_mod = PairLoss(model, cfg)
+    loss_mod = PairLoss(model, cfg, weights)
     # bf16 needs no loss scaling; the weights, the optimizer and validation stay float32
     amp = (torch.autocast("cuda", dtype=torch.bfloat16) if cfg.mixed_precision and device.type == "cuda"
            else contextlib.nullcontext())
@@ -414,7 +459,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     vpairs = rung_pairs(val.n_traj, val.n_frames, cfg.val_per_rung, seed, cfg.max_horizon, cfg.initial_frac)
     meta_fixed = dict(env=env.name, env_path=model.config.env_path, profile=prof.name, seed=seed, run=folder.name, train_config=cfg.to_dict(),
                       dataset=src.identity, world_size=world, threads=torch.get_num_threads(),
-                      torch=torch.__version__, steps_per_epoch=steps)
+                      torch=torch.__version__, steps_per_epoch=steps, horizon_weights=weights)
     from tqdm import tqdm  # text bars: tqdm.auto warns in kernels without ipywidgets
     done_here = 0
     for epoch in range(state["epoch"], cfg.epochs):

@@ -11,7 +11,7 @@ import torch
 from hybrid_nbs.checkpoint import CONFIG_FILE, MODEL_FILE, OPTIM_FILE, load_model, read_checkpoint
 from hybrid_nbs.paths import ckpt_dir
 from hybrid_nbs.cli import main
-from hybrid_nbs.train import train, train_config_for
+from hybrid_nbs.train import TrainConfig, horizon_weights, train, train_config_for
 from hybrid_nbs.pipeline import train_main
 from toys import smoke_root
 
@@ -114,3 +114,40 @@ def test_ddp_two_processes(root):
     assert meta["world_size"] == 2 and meta["threads"] == 1 and meta["epoch"] == 3
     assert "best val" in r.stdout and r.stdout.count("best val") == 1  # rank 0 alone reports
     print(f"DDP test: {time.perf_counter() - t:.1f} s")
+
+
+def test_horizon_weighted_run_resumes_bit_identical(root):
+    cfg = train_config_for("euler", "smoke", horizon_weighting="persistence")
+    train("euler", "smoke", seed=7, root=root, run="hw-full", config=cfg, progress=False, threads=1)
+    train("euler", "smoke", seed=7, root=root, run="hw-split", config=cfg, stop_after=1, progress=False, threads=1)
+    train("euler", "smoke", seed=7, root=root, run="hw-split", config=cfg, progress=False, threads=1)
+    (wa, ma), (wb, mb) = (load_model(ckpt_dir("euler", "smoke", root=root, run=r) / "last") for r in ("hw-full", "hw-split"))
+    assert all(torch.equal(wa.state_dict()[k], wb.state_dict()[k]) for k in wa.state_dict())
+    rungs, weights = ma["horizon_weights"]
+    assert ma["horizon_weights"] == mb["horizon_weights"] and rungs == [1.0, 2.0, 4.0, 8.0, 16.0]
+    assert weights[0] > weights[-1] > 0  # the short horizons change least, so they weigh most
+    # a checkpoint written before the field existed trained uniformly, and reads so
+    old = {k: v for k, v in cfg.to_dict().items() if k != "horizon_weighting"}
+    assert TrainConfig.from_dict(old).horizon_weighting == "uniform"
+
+
+class _FrozenSource:
+    "A split whose states never change: there is no persistence error to weight by."
+    n_traj, n_frames, path = 2, 17, "frozen.zarr"
+
+    def batches(self, pairs, batch_size, workers=0):
+        for k in range(0, len(pairs), batch_size):
+            n = len(pairs[k:k + batch_size])
+            s = torch.ones(n, 4, 16, 16)
+            yield s, s.clone(), torch.as_tensor(pairs[k:k + batch_size, 2]).float(), torch.ones(n, 1)
+
+
+def test_horizon_weights_refuse_states_that_never_change():
+    from hybrid_nbs.envs import make_env
+    from hybrid_nbs.model import build_model
+    model = build_model("unet-smoke", make_env("euler", "smoke"), state_mean=[0.0] * 4, state_std=[1.0] * 4,
+                        param_mean=[1.4], param_std=[0.1])
+    with pytest.raises(ValueError, match="positive, finite persistence error at every rung.*frozen.zarr"):
+        horizon_weights(_FrozenSource(), model, train_config_for("euler", "smoke"), seed=0)
+    with pytest.raises(ValueError, match="horizon_weighting must be 'uniform' or 'persistence', got 'inverse'"):
+        TrainConfig(horizon_weighting="inverse")
