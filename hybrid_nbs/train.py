@@ -31,7 +31,7 @@ from .paths import ckpt_dir, store_path
 
 # %% auto #0
 __all__ = ['TrainConfig', 'train_config_for', 'lr_at', 'epoch_pairs', 'rung_pairs', 'PairSource', 'augmenter', 'PairLoss',
-           'horizon_weights', 'validate', 'param_stats', 'train']
+           'horizon_weights', 'validate', 'param_stats', 'train', 'resolve_arch', 'fresh_model', 'train_step']
 
 # %% ../nbs/06_train.ipynb #c005
 # fields added after checkpoints were first written, with the behaviour of a checkpoint that predates them
@@ -395,11 +395,7 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
     prof = get_profile(profile)
     env = validate_env(env, prof)
     cfg = config or train_config_for(env, prof.name)
-    size = model_config_for(env, prof.name) if arch is None else MODELS.get(arch)
-    kind = model_config_for(env, prof.name, env_defaults=False).kind
-    if size is None or size.kind != kind:
-        raise ValueError(f"arch {arch!r} is not a registered {kind} size for {env.name}; "
-                         f"the registered ones: {sorted(n for n, c in MODELS.items() if c.kind == kind)}")
+    size = resolve_arch(env, prof.name, arch)
     rank, world, local_world, created = _distributed()
     try:
         if cfg.batch_size % world:
@@ -417,6 +413,50 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
             torch.distributed.destroy_process_group()
 
 
+def resolve_arch(env: Env, profile: str, arch: str | None):
+    "The registered model size `arch` (None: `model_config_for(env, profile)`), refused unless it is of the env's layout."
+    size = model_config_for(env, profile) if arch is None else MODELS.get(arch)
+    kind = model_config_for(env, profile, env_defaults=False).kind
+    if size is None or size.kind != kind:
+        raise ValueError(f"arch {arch!r} is not a registered {kind} size for {env.name}; "
+                         f"the registered ones: {sorted(n for n, c in MODELS.items() if c.kind == kind)}")
+    return size
+
+
+def fresh_model(env: Env, prof, src: PairSource, root, arch, cfg: TrainConfig, seed: int) -> Surrogate:
+    "A surrogate of size `arch` initialised from `seed` and normalised by the train statistics (`norm.json`, checked against `src`)."
+    norm = load_norm(env, prof, root)
+    if norm.get("solver_hash") != src.identity["solver_hash"]:
+        raise ValueError(f"norm.json of {env.name}/{prof.name} belongs to other data; rebuild the card (hnwm data)")
+    pm, ps = param_stats(src.params)
+    return build_model(arch, env=env, state_mean=norm["state_mean"], state_std=norm["state_std"],
+                       param_mean=pm, param_std=ps, seed=seed,
+                       max_horizon=min(cfg.max_horizon, src.n_frames - 1))  # the range the pairs cover
+
+
+def train_step(model: Surrogate, loss_mod: nn.Module, opt: torch.optim.Optimizer, batch: tuple, cfg: TrainConfig,
+               lr: float, augment: Callable | None = None, gen: torch.Generator | None = None,
+               device: torch.device | str = "cpu", amp=None) -> tuple[torch.Tensor, torch.Tensor]:
+    "One AdamW step at learning rate `lr` on `batch` = (x, y, h, p) in physical units; returns the (direct, chain) losses."
+    x, y, h, p = batch
+    for g in opt.param_groups:
+        g["lr"] = lr
+    if augment is not None:
+        x, y = augment(x, y, gen)
+    x, y, h, p = (t.to(device) for t in (x, y, h, p))
+    x, y = model.state_norm(x), model.state_norm(y)
+    if model.grid:
+        x, y = (t.contiguous(memory_format=torch.channels_last) for t in (x, y))
+    with amp or contextlib.nullcontext():
+        direct, chain = loss_mod(x, y, h, p)
+    loss = direct + cfg.chain_weight * chain
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
+    opt.step()
+    return direct, chain
+
+
 def _witness(env: Env, path: Path) -> tuple:
     "(params, frame 0) of the first trajectory of the store at `path`: the state augmentation maps are checked on."
     g = open_store(path)
@@ -427,13 +467,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     t_start = time.perf_counter()
     src = PairSource(store_path(env, prof, "train", root), cfg.memory_gb)
     val = PairSource(store_path(env, prof, "val", root), cfg.memory_gb)
-    norm = load_norm(env, prof, root)
-    if norm.get("solver_hash") != src.identity["solver_hash"]:
-        raise ValueError(f"norm.json of {env.name}/{prof.name} belongs to other data; rebuild the card (hnwm data)")
-    pm, ps = param_stats(src.params)
-    model = build_model(arch, env=env, state_mean=norm["state_mean"], state_std=norm["state_std"],
-                        param_mean=pm, param_std=ps, seed=seed,
-                        max_horizon=min(cfg.max_horizon, src.n_frames - 1))  # the range the pairs cover
+    model = fresh_model(env, prof, src, root, arch, cfg, seed)
     weights = horizon_weights(src, model, cfg, seed) if cfg.horizon_weighting == "persistence" else None
     model = model.to(device)
     if model.grid:
@@ -472,26 +506,12 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
         gen = torch.Generator().manual_seed(int(make_rng(seed, "augment", epoch, rank).integers(2 ** 62)))
         bar = tqdm(src.batches(mine, local_b, cfg.workers), total=steps, desc=f"{env.name} epoch {epoch + 1}/{cfg.epochs}",
                    disable=not progress or rank != 0, leave=False)
-        for x, y, h, p in bar:
+        for batch in bar:
             lr = lr_at(state["step"], total, cfg)
-            for g in opt.param_groups:
-                g["lr"] = lr
-            if augment is not None:
-                x, y = augment(x, y, gen)
-            x, y, h, p = (t.to(device) for t in (x, y, h, p))
-            x, y = model.state_norm(x), model.state_norm(y)
-            if model.grid:
-                x, y = (t.contiguous(memory_format=torch.channels_last) for t in (x, y))
-            with amp:
-                direct, chain = loss_mod(x, y, h, p)
-            loss = direct + cfg.chain_weight * chain
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-            opt.step()
+            direct, chain = train_step(model, loss_mod, opt, batch, cfg, lr, augment, gen, device, amp)
             state["step"] += 1
             sums += torch.tensor([direct.item(), chain.item(), 1.0], dtype=torch.float64)
-            bar.set_postfix(loss=f"{loss.item():.4f}", lr=f"{lr:.1e}")
+            bar.set_postfix(loss=f"{(direct + cfg.chain_weight * chain).item():.4f}", lr=f"{lr:.1e}")
         bar.close()
         if world > 1:
             torch.distributed.all_reduce(sums)
