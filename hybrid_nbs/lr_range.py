@@ -28,13 +28,10 @@ def smooth_centred(x: np.ndarray, window: int = 9) -> np.ndarray:
     if window < 1 or window % 2 == 0:
         raise ValueError(f"window must be a positive odd number of steps, got {window}")
     x = np.asarray(x, dtype=np.float64)
-    half = window // 2
+    i = np.arange(len(x))
+    r = np.minimum(window // 2, np.minimum(i, len(x) - 1 - i))  # symmetric, so a straight line stays straight at the ends
     c = np.concatenate([[0.0], np.cumsum(x)])
-    out = np.empty_like(x)
-    for i in range(len(x)):
-        r = min(half, i, len(x) - 1 - i)  # symmetric, so a straight line stays exactly straight at the ends
-        out[i] = (c[i + r + 1] - c[i - r]) / (2 * r + 1)
-    return out
+    return (c[i + r + 1] - c[i - r]) / (2 * r + 1)
 
 
 def lr_at_min(lrs: np.ndarray, losses: np.ndarray, window: int = 9) -> float:
@@ -131,7 +128,8 @@ def lr_range_test(env: str | Env,  # registered name, import path, or an `Env` i
     pps = (n - 1) * cfg.batch_size / spent if n > 1 else float("nan")
     finite = np.isfinite(losses)
     lrs, ls = sweep[:n][finite], np.asarray(losses)[finite]
-    fell = len(ls) > 0 and smooth_centred(ls, min(window, 2 * ((len(ls) - 1) // 2) + 1)).min() < (1 - min_drop) * start
+    smoothed = smooth_centred(ls, window)
+    fell = len(ls) > 0 and smoothed.min() < (1 - min_drop) * start
     return RangeTest(env=env.name, batch_size=cfg.batch_size, seed=seed, lrs=lrs, losses=ls, loss_start=start,
-                     pairs_per_second=float(pps), lr_at_min=lr_at_min(lrs, ls, window) if fell else None,
+                     pairs_per_second=float(pps), lr_at_min=float(lrs[np.argmin(smoothed)]) if fell else None,
                      lr_diverged=diverged, lr_default=cfg.lr)

@@ -508,10 +508,10 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
                    disable=not progress or rank != 0, leave=False)
         for batch in bar:
             lr = lr_at(state["step"], total, cfg)
-            direct, chain = train_step(model, loss_mod, opt, batch, cfg, lr, augment, gen, device, amp)
+            direct, chain = (v.item() for v in train_step(model, loss_mod, opt, batch, cfg, lr, augment, gen, device, amp))
             state["step"] += 1
-            sums += torch.tensor([direct.item(), chain.item(), 1.0], dtype=torch.float64)
-            bar.set_postfix(loss=f"{(direct + cfg.chain_weight * chain).item():.4f}", lr=f"{lr:.1e}")
+            sums += torch.tensor([direct, chain, 1.0], dtype=torch.float64)
+            bar.set_postfix(loss=f"{direct + cfg.chain_weight * chain:.4f}", lr=f"{lr:.1e}")
         bar.close()
         if world > 1:
             torch.distributed.all_reduce(sums)
