@@ -10,6 +10,7 @@ import ast
 import importlib.util
 import json
 import os
+import re
 import sys
 import subprocess
 import time
@@ -19,10 +20,11 @@ from pathlib import Path
 
 from .core import LAYOUTS, PROFILES, SPLITS, get_profile
 from .envs import ENV_NAMES, make_env
-from .paths import checkout_root, project_root, runs_dir
+from .paths import checkout_root, data_root, project_root, runs_dir
 
 # %% auto #0
-__all__ = ['find_notebooks', 'reproduce', 'notebook_jobs', 'results_dir', 'clean_executed', 'publish_run', 'dev_tool', 'main']
+__all__ = ['find_notebooks', 'reproduce', 'notebook_jobs', 'results_dir', 'clean_executed', 'publish_run', 'reproduce_cost',
+           'reproduce_cost_markdown', 'write_reproduce_cost', 'dev_tool', 'main']
 
 # %% ../nbs/11_cli.ipynb #c005
 def find_notebooks(nbs: Path, only: list[str] | None = None, experiments: bool = True) -> list[Path]:
@@ -178,6 +180,83 @@ def _source_of(rel: str) -> str:
                 return cand.as_posix()
     return p.as_posix()
 
+# %% ../nbs/11_cli.ipynb #1f182414
+_SEED_SUFFIX = re.compile(r"_?seed\d+$")
+
+
+def reproduce_cost(out: Path | None = None,  # the reproduce's output root (default: the project's)
+                   profile: str = "laptop",
+                   root: Path | None = None,  # the data root (default: `<out>/data`)
+                   ) -> dict:  # notebooks: [{notebook, seconds, commit, executed}], training: [{env, run, group, seconds, epochs}]
+    "The seconds of every published experiment notebook of `profile` and the training seconds of every checkpoint."
+    prof = get_profile(profile)
+    out = Path(out) if out is not None else project_root()
+    published = results_dir(out, prof.name)
+    notebooks = []
+    for p in sorted(published.glob("**/*.ipynb")):
+        stamp = json.loads(p.read_text()).get("metadata", {}).get("hybrid_nbs_results", {})
+        notebooks.append(dict(notebook=p.relative_to(published).as_posix(), seconds=stamp.get("seconds"),
+                              commit=stamp.get("commit"), executed=stamp.get("executed")))
+    training = []
+    base = data_root(root if root is not None else out / "data") / prof.name
+    for cfg in sorted(base.glob("*/ckpt/*/last/config.json")):
+        run, env = cfg.parent.parent.name, cfg.parents[3].name
+        state = json.loads(cfg.read_text()).get("train", {})
+        training.append(dict(env=env, run=run, group=_SEED_SUFFIX.sub("", run) or "default",
+                             seconds=state.get("seconds"), epochs=state.get("epoch")))
+    return dict(profile=prof.name, notebooks=notebooks, training=training)
+
+
+def reproduce_cost_markdown(cost: dict,  # from `reproduce_cost`
+                            cores: int | None = None,  # cores of the bound (default: this machine's)
+                            target_minutes: float | None = None,  # a budget to compare the bound with
+                            ) -> str:
+    "The training seconds per environment and run group, the notebooks' seconds, and the lower bound on a reproduce."
+    cores = cores or len(os.sched_getaffinity(0))
+    check = [r["notebook"] for r in cost["notebooks"] if r["seconds"] is None] + \
+            [f"{r['env']}/{r['run']}" for r in cost["training"] if r["seconds"] is None]
+    groups = {}
+    for r in cost["training"]:
+        g = groups.setdefault((r["env"], r["group"]), [0, 0.0, set()])
+        g[0] += 1; g[1] += r["seconds"] or 0.0; g[2].add(r["epochs"])
+    train_s = sum(g[1] for g in groups.values())
+    nb_s = sum(r["seconds"] or 0.0 for r in cost["notebooks"])
+    lines = [f"Training ({len(cost['training'])} runs, seconds accumulated over resumes):", "",
+             "| env | run group | runs | epochs | training s | share |", "|---|---|---|---|---|---|"]
+    for (env, group), (n, s, ep) in sorted(groups.items()):
+        lines.append(f"| {env} | {group} | {n} | {'/'.join(str(e) for e in sorted(ep, key=lambda e: (e is None, e or 0)))} | {s:,.0f} | "
+                     f"{s / train_s if train_s else 0:.0%} |")
+    lines += ["", f"Experiment notebooks ({len(cost['notebooks'])}, seconds with their checkpoints in place):", "",
+              "| notebook | seconds | code |", "|---|---|---|"]
+    for r in sorted(cost["notebooks"], key=lambda r: -(r["seconds"] or 0.0)):
+        sec = "not recorded" if r["seconds"] is None else f"{r['seconds']:,.0f}"
+        lines.append(f"| {r['notebook']} | {sec} | {r['commit'] or 'unknown'} |")
+    bound = nb_s + train_s / cores
+    lines += ["", f"Lower bound on a {cost['profile']} reproduce from scratch on {cores} cores: {nb_s:,.0f} s of notebooks "
+              f"+ {train_s:,.0f} s of training / {cores} = {bound:,.0f} s ({bound / 60:,.0f} min); building the datasets "
+              "and executing the chapters are not counted."]
+    if target_minutes is not None:
+        verdict = "within" if bound <= 60 * target_minutes else "over"
+        lines.append(f"Against a budget of {target_minutes:g} min: the bound is {verdict} it "
+                     f"({bound / (60 * target_minutes):.1f}x the budget).")
+    if check:
+        lines.append(f"Without a recorded time: {', '.join(check)}.")
+    return "\n".join(lines) + "\n"
+
+
+def write_reproduce_cost(out: Path | None = None,  # the reproduce's output root (default: the project's)
+                         profile: str = "laptop") -> Path:  # the table written, `<out>/tables/reproduce_cost.md`
+    "Write `reproduce_cost_markdown` of `out` to `<out>/tables/reproduce_cost.md`, atomically (what `hnwm reproduce` ends on)."
+    prof = get_profile(profile)
+    out = Path(out) if out is not None else project_root()
+    dst = out / "tables" / "reproduce_cost.md"
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".partial")
+    tmp.write_text(f"<!-- {prof.name} profile, written by hnwm reproduce -->\n# What the {prof.name} reproduce cost\n\n"
+                   + reproduce_cost_markdown(reproduce_cost(out, prof.name)))
+    os.replace(tmp, dst)
+    return dst
+
 # %% ../nbs/11_cli.ipynb #c012
 def dev_tool(
     name: str,  # a module of the checkout's `tools/` folder: "docs", "docs_check" or "readme"
@@ -267,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "reproduce":
             recs = reproduce(args.profile or "laptop", args.only, args.out)
+            print(f"what it cost: {write_reproduce_cost(args.out, args.profile or 'laptop')}")
         elif args.command == "readme":
             return dev_tool("readme").main([])
         elif args.command == "data":

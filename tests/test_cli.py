@@ -38,6 +38,9 @@ def test_reproduce_writes_runs_and_figures_outside_nbs(tmp_path):
     assert (tmp_path / "_runs" / "02a_euler_validation.ipynb").is_file()
     assert (tmp_path / "figures" / "euler_shock_tubes.png").stat().st_size > 10_000
     assert "Sod" in (tmp_path / "tables" / "euler_validation.md").read_text()
+    cost = (tmp_path / "tables" / "reproduce_cost.md").read_text()  # written under --out, never into the checkout
+    assert cost.startswith("<!-- smoke profile") and "Lower bound on a smoke reproduce" in cost
+    assert f"what it cost: {tmp_path / 'tables' / 'reproduce_cost.md'}" in r.stdout
     assert all(p.read_bytes() == b for p, b in before.items()), "reproduce wrote into nbs/"
     assert not list((ROOT / "nbs").rglob("*.partial")) and not (ROOT / "nbs" / "_runs").exists()
 
