@@ -4,6 +4,7 @@ with smalldocs, formulas typeset to MathML, then every page opened in headless C
 The renderer and its check are development tools of the checkout (`tools/docs.py`, `tools/docs_check.py`), not modules
 of the package; they import one another by name, so `tools/` goes on `sys.path` as it does when they run as scripts.
 """
+import itertools
 import json
 import shutil
 import sys
@@ -186,8 +187,12 @@ def test_page_dom_and_local_targets(tmp_path):
     assert lt(tmp_path, "http://127.0.0.1:8000/index.html", "data:image/png;base64,AAAA") is None
 
 
+_CELL_IDS = itertools.count()  # nbformat 4.5 cells need an id
+
+
 def _cell(kind, src):
-    return {"cell_type": kind, "metadata": {}, "source": src, **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+    return {"cell_type": kind, "id": f"cell{next(_CELL_IDS)}", "metadata": {}, "source": src,
+            **({"outputs": [], "execution_count": None} if kind == "code" else {})}
 
 
 def test_a_tiny_site_end_to_end(tmp_path):
