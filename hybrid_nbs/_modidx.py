@@ -701,6 +701,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'hybrid_nbs.speed.plot_plane': ('speed.html#plot_plane', 'hybrid_nbs/speed.py'),
                                   'hybrid_nbs.speed.point_summary': ('speed.html#point_summary', 'hybrid_nbs/speed.py'),
                                   'hybrid_nbs.speed.relative_l2': ('speed.html#relative_l2', 'hybrid_nbs/speed.py'),
+                                  'hybrid_nbs.speed.side_by_side': ('speed.html#side_by_side', 'hybrid_nbs/speed.py'),
                                   'hybrid_nbs.speed.summarise_plane': ('speed.html#summarise_plane', 'hybrid_nbs/speed.py'),
                                   'hybrid_nbs.speed.time_interleaved': ('speed.html#time_interleaved', 'hybrid_nbs/speed.py')},
             'hybrid_nbs.train': { 'hybrid_nbs.train.PairLoss': ('train.html#pairloss', 'hybrid_nbs/train.py'),

@@ -21,8 +21,8 @@ from .metrics_ci import _interval, boot_indices, bootstrap_ci
 
 # %% auto #0
 __all__ = ['Timed', 'machine_load', 'time_interleaved', 'pareto_front', 'equal_accuracy_speedup', 'equal_cost_error_ratio',
-           'relative_l2', 'accuracy_cost_plane', 'headline', 'point_summary', 'summarise_plane', 'plane_markdown',
-           'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown', 'plot_plane']
+           'relative_l2', 'accuracy_cost_plane', 'side_by_side', 'headline', 'point_summary', 'summarise_plane',
+           'plane_markdown', 'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown', 'plot_plane']
 
 # %% ../nbs/10e_speed.ipynb #c40a97f5
 @dataclasses.dataclass
@@ -238,6 +238,22 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
     return dict(env=env.name, n=n, horizons=horizons, h_max=h_max, rows=rows, timings=timings,
                 seeds=max(len(v) for v in surrogates.values()),
                 cost=cost, **meta)
+
+# %% ../nbs/10e_speed.ipynb #5bd3a1c1
+def side_by_side(plane: dict,  # a plane timed on n > 1 threads (`accuracy_cost_plane(..., threads_n=n)`)
+                 one: dict,  # the same split's plane timed on one thread
+                 ) -> dict:  # `plane` with a row "<setting>, n side by side" for every setting that ran
+    "Add every solver setting run n trajectories side by side, one thread each, at ideal scaling (the strongest n-thread solver)."
+    n = plane["threads"]
+    if n <= 1 or one["threads"] != 1:
+        raise ValueError(f"side_by_side needs a plane timed on more than one thread and one timed on one, got "
+                         f"{n} and {one['threads']}")
+    if (one["env"], one["n"], one["horizons"]) != (plane["env"], plane["n"], plane["horizons"]):
+        raise ValueError(f"the planes are not of one split: {one['env']}, {one['n']} trajectories, horizons "
+                         f"{one['horizons']} against {plane['env']}, {plane['n']}, {plane['horizons']}")
+    extra = [dict(r, method=f"{r['method']}, {n} side by side", wall=np.asarray(r["cpu"]) / n)
+             for r in one["rows"] if r["kind"] == "solver" and r["status"] == "ok"]
+    return dict(plane, rows=plane["rows"] + extra)
 
 # %% ../nbs/10e_speed.ipynb #4be380fc
 def _solver_at(plane: dict, h: int) -> list[dict]:
