@@ -397,6 +397,7 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
     cfg = config or train_config_for(env, prof.name)
     size = resolve_arch(env, prof.name, arch)
     rank, world, local_world, created = _distributed()
+    finished = False
     try:
         if cfg.batch_size % world:
             raise ValueError(f"batch_size {cfg.batch_size} is not divisible by the {world} DDP processes")
@@ -407,9 +408,13 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
             open_store(store_path(env, prof, split, root), complete=True)
         folder = ckpt_dir(env, prof.name, seed, root, run)
         with exclusive(folder, "another training run") if rank == 0 else contextlib.nullcontext():
-            return _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device, size)
+            summary = _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device, size)
+        finished = True
+        return summary
     finally:
         if created:
+            if finished:  # no rank closes its sockets while a peer may still be using them (not after a failure: it would wait forever)
+                torch.distributed.barrier()
             torch.distributed.destroy_process_group()
 
 
