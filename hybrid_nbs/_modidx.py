@@ -156,6 +156,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'hybrid_nbs.cli.reproduce': ('cli.html#reproduce', 'hybrid_nbs/cli.py'),
                                 'hybrid_nbs.cli.reproduce_cost': ('cli.html#reproduce_cost', 'hybrid_nbs/cli.py'),
                                 'hybrid_nbs.cli.reproduce_cost_markdown': ('cli.html#reproduce_cost_markdown', 'hybrid_nbs/cli.py'),
+                                'hybrid_nbs.cli.reproduce_out': ('cli.html#reproduce_out', 'hybrid_nbs/cli.py'),
                                 'hybrid_nbs.cli.results_dir': ('cli.html#results_dir', 'hybrid_nbs/cli.py'),
                                 'hybrid_nbs.cli.write_reproduce_cost': ('cli.html#write_reproduce_cost', 'hybrid_nbs/cli.py')},
             'hybrid_nbs.core': { 'hybrid_nbs.core.Env': ('core.html#env', 'hybrid_nbs/core.py'),

@@ -23,8 +23,8 @@ from .envs import ENV_NAMES, make_env
 from .paths import checkout_root, data_root, project_root, runs_dir
 
 # %% auto #0
-__all__ = ['find_notebooks', 'reproduce', 'notebook_jobs', 'results_dir', 'clean_executed', 'publish_run', 'reproduce_cost',
-           'reproduce_cost_markdown', 'write_reproduce_cost', 'dev_tool', 'main']
+__all__ = ['COMMITTED_PROFILE', 'find_notebooks', 'results_dir', 'reproduce_out', 'reproduce', 'notebook_jobs', 'clean_executed',
+           'publish_run', 'reproduce_cost', 'reproduce_cost_markdown', 'write_reproduce_cost', 'dev_tool', 'main']
 
 # %% ../nbs/11_cli.ipynb #c005
 def find_notebooks(nbs: Path, only: list[str] | None = None, experiments: bool = True) -> list[Path]:
@@ -40,14 +40,41 @@ def find_notebooks(nbs: Path, only: list[str] | None = None, experiments: bool =
     return found
 
 # %% ../nbs/11_cli.ipynb #c008
+def results_dir(out: Path, profile: str) -> Path:
+    "The folder `reproduce` publishes the cleaned executed experiment notebooks of `profile` to, under `out`."
+    return Path(out) / "results" / get_profile(profile).name
+
+
+COMMITTED_PROFILE = "laptop"  # the profile whose figures/ and tables/ the checkout commits (DESIGN.md)
+
+
+def reproduce_out(profile: str,  # the profile a reproduce runs at
+                  out: Path | None = None,  # the folder asked for (None: the default)
+                  home: Path | None = None,  # the project (default: `project_root()`)
+                  ) -> Path:  # the folder the reproduce writes `_runs/`, `results/`, `figures/`, `tables/` and `data/` to
+    "Where a reproduce at `profile` writes: `out`, else the project at the committed profile and `<project>/_out/<profile>/` at the others."
+    prof = get_profile(profile)
+    home = Path(home).resolve() if home else project_root()
+    if out is None:
+        return home if prof.name == COMMITTED_PROFILE else home / "_out" / prof.name
+    out = Path(out).resolve()
+    kept = results_dir(out, COMMITTED_PROFILE)
+    # figures/ and tables/ carry no profile in their names: another profile's run would overwrite that run's
+    if prof.name != COMMITTED_PROFILE and kept.is_dir() and any(kept.iterdir()):
+        raise ValueError(f"{out} holds the {COMMITTED_PROFILE} results ({kept}); a {prof.name} reproduce would overwrite "
+                         f"its figures/ and tables/. Leave --out unset (it writes to {reproduce_out(prof.name, home=home)}) "
+                         f"or name another folder")
+    return out
+
+
 def reproduce(profile: str = "laptop", only: list[str] | None = None, out: Path | None = None, save: bool = True,
               experiments: bool = True, progress: bool = True) -> list[dict]:
-    "Execute the notebooks with papermill at `profile`; returns one record (notebook, seconds, output) per notebook."
+    "Execute the notebooks with papermill at `profile` into `reproduce_out(profile, out)`; one record (notebook, seconds, output) per notebook."
     import papermill as pm
     from tqdm import tqdm  # text bars: tqdm.auto warns in kernels without ipywidgets
     prof = get_profile(profile)
     nbs = checkout_root() / "nbs"
-    out = Path(out).resolve() if out else project_root()
+    out = reproduce_out(prof.name, out)
     jobs = [j for nb in find_notebooks(nbs, None, experiments) for j in notebook_jobs(pm, nb, nbs, prof.name)]
     jobs = [j for j in jobs if not only or any(o in j[1] or o in str(j[0].relative_to(nbs)) for o in only)]
     if not jobs:
@@ -115,11 +142,6 @@ def _execute(pm, nb: Path, rel: str, out: Path, parameters: dict) -> dict:
     return dict(notebook=str(rel), seconds=round(time.perf_counter() - t0, 1), output=str(dst))
 
 # %% ../nbs/11_cli.ipynb #9cb59539
-def results_dir(out: Path, profile: str) -> Path:
-    "The folder `reproduce` publishes the cleaned executed experiment notebooks of `profile` to, under `out`."
-    return Path(out) / "results" / get_profile(profile).name
-
-
 def _provenance(repo: Path) -> dict:
     "The commit of `repo` and whether its tracked files differ from it (None where git or the repository is missing)."
     def git(*args):
@@ -184,13 +206,13 @@ def _source_of(rel: str) -> str:
 _SEED_SUFFIX = re.compile(r"_?seed\d+$")
 
 
-def reproduce_cost(out: Path | None = None,  # the reproduce's output root (default: the project's)
+def reproduce_cost(out: Path | None = None,  # the reproduce's output root (default: `reproduce_out(profile)`)
                    profile: str = "laptop",
                    root: Path | None = None,  # the data root (default: `<out>/data`)
                    ) -> dict:  # notebooks: [{notebook, seconds, commit, executed}], training: [{env, run, group, seconds, epochs}]
     "The seconds of every published experiment notebook of `profile` and the training seconds of every checkpoint."
     prof = get_profile(profile)
-    out = Path(out) if out is not None else project_root()
+    out = Path(out) if out is not None else reproduce_out(prof.name)
     published = results_dir(out, prof.name)
     notebooks = []
     for p in sorted(published.glob("**/*.ipynb")):
@@ -244,11 +266,11 @@ def reproduce_cost_markdown(cost: dict,  # from `reproduce_cost`
     return "\n".join(lines) + "\n"
 
 
-def write_reproduce_cost(out: Path | None = None,  # the reproduce's output root (default: the project's)
+def write_reproduce_cost(out: Path | None = None,  # the reproduce's output root (default: `reproduce_out(profile)`)
                          profile: str = "laptop") -> Path:  # the table written, `<out>/tables/reproduce_cost.md`
     "Write `reproduce_cost_markdown` of `out` to `<out>/tables/reproduce_cost.md`, atomically (what `hnwm reproduce` ends on)."
     prof = get_profile(profile)
-    out = Path(out) if out is not None else project_root()
+    out = Path(out) if out is not None else reproduce_out(prof.name)
     dst = out / "tables" / "reproduce_cost.md"
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(dst.name + ".partial")
@@ -292,7 +314,8 @@ def _parser() -> argparse.ArgumentParser:
     stage.add_argument("--root", type=Path, help="data folder holding <profile>/<env>/ (default: data/)")
     stage.add_argument("--seed", type=int, default=0)
     out = argparse.ArgumentParser(add_help=False)
-    out.add_argument("--out", type=Path, help="folder for _runs/, results/, figures/ and tables/ (default: the checkout)")
+    out.add_argument("--out", type=Path, help="folder for _runs/, results/, figures/ and tables/ (default: the checkout at laptop, "
+                     "_out/<profile>/ in it at the other profiles)")
     r = sub.add_parser("reproduce", parents=[profile, out], help="execute every notebook with papermill; write figures/ and tables/")
     r.add_argument("--only", nargs="*", help="run only notebooks (or executed copies) whose path contains one of these")
     g = sub.add_parser("data", parents=[stage], help="build the trajectory datasets (Zarr stores), their cards and normalisation")
@@ -345,8 +368,9 @@ def main(argv: list[str] | None = None) -> int:
     rank0 = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
     try:
         if args.command == "reproduce":
-            recs = reproduce(args.profile or "laptop", args.only, args.out)
-            print(f"what it cost: {write_reproduce_cost(args.out, args.profile or 'laptop')}")
+            profile = args.profile or "laptop"
+            recs = reproduce(profile, args.only, args.out)
+            print(f"what it cost: {write_reproduce_cost(reproduce_out(profile, args.out), profile)}")
         elif args.command == "readme":
             return dev_tool("readme").main([])
         elif args.command == "data":

@@ -1,6 +1,7 @@
 """The hnwm command: argument errors, a real smoke reproduction of one notebook into a scratch folder, and the dry run
 (its projection, and the refusal of a run the disk or the memory cannot hold)."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,6 +44,21 @@ def test_reproduce_writes_runs_and_figures_outside_nbs(tmp_path):
     assert f"what it cost: {tmp_path / 'tables' / 'reproduce_cost.md'}" in r.stdout
     assert all(p.read_bytes() == b for p, b in before.items()), "reproduce wrote into nbs/"
     assert not list((ROOT / "nbs").rglob("*.partial")) and not (ROOT / "nbs" / "_runs").exists()
+
+
+def test_a_smaller_profile_never_writes_over_the_committed_tables(tmp_path):
+    "Without --out a smoke reproduce writes to _out/smoke/; a folder holding laptop results is refused as its --out."
+    tables = {p: p.read_bytes() for p in (ROOT / "tables").iterdir()}
+    r = run("reproduce", "--profile", "smoke", "--only", "02a_euler_validation", "--out", str(ROOT))
+    assert r.returncode == 1 and f"{ROOT} holds the laptop results" in r.stderr and "_out/smoke" in r.stderr, r.stderr
+    assert {p: p.read_bytes() for p in (ROOT / "tables").iterdir()} == tables
+    env = {**os.environ, "HYBRID_NBS_ROOT": str(tmp_path)}  # the project a default --out is taken in
+    r = subprocess.run([HNWM, "reproduce", "--profile", "smoke", "--only", "02a_euler_validation"], cwd=ROOT, env=env,
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    out = tmp_path / "_out" / "smoke"
+    assert (out / "tables" / "euler_validation.md").is_file() and not (tmp_path / "tables").exists()
+    assert f"what it cost: {out / 'tables' / 'reproduce_cost.md'}" in r.stdout
 
 
 def test_evaluate_without_a_checkpoint_names_the_command(tmp_path):

@@ -471,8 +471,9 @@ def notebook_job(
     job = dict(src=str(src), executed=str(executed), processed=str(work / "proc" / key), run=True,
                skip_tst_flags=profile == "smoke", profile=profile, origin=f"executed ({profile})")
     if results and is_experiment(nb):
-        from hybrid_nbs.cli import results_dir
-        job.update(executed=str(results_dir(root, results) / key), run=False, origin=f"results/{results}/{key}")
+        from hybrid_nbs.cli import reproduce_out, results_dir
+        published = results_dir(reproduce_out(results, home=root), results)  # where `hnwm reproduce --profile results` put it
+        job.update(executed=str(published / key), run=False, origin=f"{published.relative_to(root.resolve()).as_posix()}/{key}")
     elif not force and _fresh(executed, src, root / "hybrid_nbs", profile):
         job.update(run=False, origin=f"executed ({profile}, reused)")
     return job
@@ -483,11 +484,13 @@ def missing_results(
     results: str,  # the profile whose results the experiment pages show
 ) -> str:  # "" when every published copy is there, else the message naming them and the command that makes them
     "Say which experiment pages have no published results, and how to make them."
-    gone = [str(k) for k, j in jobs.items() if not j["run"] and "results" in j.get("origin", "") and not Path(j["executed"]).is_file()]
+    gone = {str(k): j for k, j in jobs.items() if not j["run"] and "results" in j.get("origin", "") and not Path(j["executed"]).is_file()}
     if not gone:
         return ""
     only = " ".join(PurePosixPath(g).stem for g in gone)
-    return (f"the `{results}` results of {len(gone)} experiment page(s) are missing from results/{results}/: "
+    key, job = next(iter(gone.items()))
+    folder = job["origin"][: -len(key) - 1]  # `origin` is `<published folder>/<key>`
+    return (f"the `{results}` results of {len(gone)} experiment page(s) are missing from {folder}/: "
             f"{', '.join(gone)}. Make them with `make reproduce PROFILE={results}` (all), or "
             f"`hnwm reproduce --profile {results} --only {only}`; or build a site that executes the experiments at "
             f"the chapters' profile instead with `hnwm docs --results none`")
