@@ -370,7 +370,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "reproduce":
             profile = args.profile or "laptop"
             recs = reproduce(profile, args.only, args.out)
-            print(f"what it cost: {write_reproduce_cost(reproduce_out(profile, args.out), profile)}")
+            print(f"what it cost: {write_reproduce_cost(args.out, profile)}")  # its default is reproduce's folder
         elif args.command == "readme":
             return dev_tool("readme").main([])
         elif args.command == "data":
