@@ -1,11 +1,15 @@
-# The README's two commands: `make reproduce` (the main job) and `make test` (the tests).
-# Each creates .venv/ with Python 3.11 and installs the package with its dev extras first.
+# The README's two commands: `make reproduce` (the main job) and `make test` (the tests); `make study` runs the
+# method study. Each creates .venv/ with Python 3.11 and installs the package with its dev extras first (the jobs
+# also install the peer solvers their benchmarks compare with).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
-PROFILE ?= laptop
+# the profile of the jobs: PROFILE=..., else $HYBRID_NBS_PROFILE, else laptop
+PROFILE ?= $(or $(HYBRID_NBS_PROFILE),laptop)
+# lanes: JOBS=1 runs one task at a time (the same results, later); default: the machine's cores, capped by memory
+JOBS_FLAG := $(if $(JOBS),--jobs $(JOBS))
 
-.PHONY: reproduce test docs bench install
+.PHONY: reproduce study test docs bench install
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info[:2] >= (3, 11), "hybrid_nbs needs Python >= 3.11"'
@@ -14,10 +18,17 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@
 
+$(BIN)/.installed-peers: $(BIN)/.installed
+	$(BIN)/python -m pip install --quiet -e ".[dev,peers]"
+	touch $@
+
 install: $(BIN)/.installed
 
-reproduce: $(BIN)/.installed
-	$(BIN)/hnwm reproduce --profile $(PROFILE)
+reproduce: $(BIN)/.installed-peers
+	$(BIN)/hnwm reproduce --profile $(PROFILE) $(JOBS_FLAG)
+
+study: $(BIN)/.installed-peers
+	$(BIN)/hnwm study --profile $(PROFILE) $(JOBS_FLAG)
 
 # Chromium checks the rendered docs; it comes from Debian's packages when we are root and it is missing.
 test: $(BIN)/.installed
@@ -30,5 +41,5 @@ test: $(BIN)/.installed
 docs: $(BIN)/.installed
 	$(BIN)/python tools/docs.py
 
-bench: $(BIN)/.installed
+bench: $(BIN)/.installed-peers
 	$(BIN)/hnwm bench solvers --profile $(PROFILE)

@@ -5,6 +5,7 @@
 # %% ../nbs/04a_card.ipynb #c002
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import numpy as np
 
 from .core import IN_DISTRIBUTION, SPLITS, Env, Profile, get_profile
 from .data import store_bytes, open_store, read_trajectory
-from .paths import card_path, env_name, norm_path, store_path
+from .paths import card_path, env_name, norm_path, store_path, write_atomic
 
 # %% auto #0
 __all__ = ['channel_axis', 'field_stats', 'norm_stats', 'load_norm', 'param_values', 'param_ranges', 'ood_shifts',
@@ -64,7 +65,7 @@ def norm_stats(env: str | Env, profile: str | Profile, root: str | Path | None =
                state_mean=st["states"]["mean"], state_std=scale(st["states"]["std"]),
                delta_mean=st["deltas"]["mean"], delta_std=scale(st["deltas"]["std"]))
     if save:
-        norm_path(env, profile, root).write_text(json.dumps(out, indent=1) + "\n")
+        write_atomic(norm_path(env, profile, root), json.dumps(out, indent=1) + "\n")  # another lane may be reading it
     return out
 
 
@@ -160,7 +161,9 @@ def plot_trajectories(path: str | Path, out: str | Path, n: int = 3):
     fig.suptitle(f"{g.attrs['env']} ({g.attrs['profile']}, {g.attrs['split']}): "
                  + (f"{g.attrs['channel_names'][0]}" if grid else "ball heights"))
     fig.tight_layout()
-    fig.savefig(out, dpi=80, metadata={"Software": None})
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=80, metadata={"Software": None})
+    write_atomic(out, buf.getvalue())
     return out
 
 
@@ -221,5 +224,5 @@ def write_card(env: str | Env, profile: str | Profile, root: str | Path | None =
     md += ["", "Normalisation statistics (train only): `norm.json`.", "", "## A few trajectories", "",
            "![trajectories](card.png)", ""]
     out = card_path(env, profile, root)
-    out.write_text("\n".join(md))
+    write_atomic(out, "\n".join(md))
     return out

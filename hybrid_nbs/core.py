@@ -19,8 +19,8 @@ from typing import Any, Callable, ClassVar, Mapping, Sequence
 import numpy as np
 
 # %% auto #0
-__all__ = ['SPLITS', 'IN_DISTRIBUTION', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'IDENTITY', 'LAYOUTS', 'Profile',
-           'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads', 'exclusive', 'check_positive',
+__all__ = ['SPLITS', 'IN_DISTRIBUTION', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'THREADS_ENV_VAR', 'IDENTITY', 'LAYOUTS',
+           'Profile', 'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads', 'exclusive', 'check_positive',
            'check_array', 'equal_error_cost', 'Symmetry', 'restrict_grid', 'prolong_grid', 'coarser_grid',
            'SolverSetting', 'SurrogateDefaults', 'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout',
            'advance_many', 'symmetry_errors', 'check_env']
@@ -105,14 +105,19 @@ def make_rng(seed: int, *keys: int | str) -> np.random.Generator:
 os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
+THREADS_ENV_VAR = "HYBRID_NBS_THREADS"  # a cap on every `set_threads` of the process: a job's lane sets it to 1
+
+
 def set_threads(n: int):  # threads for numba (at most its `NUMBA_NUM_THREADS`) and torch
-    "Use `n` threads in numba and (if imported) torch; returns nothing (`threads` restores the previous count)."
+    "Use `n` threads, at most `$HYBRID_NBS_THREADS`, in numba and (if imported) torch; `threads` restores the previous count."
     import numba
     if not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"Thread count must be a positive integer, got {n!r}")
-    numba.set_num_threads(min(int(n), numba.config.NUMBA_NUM_THREADS))
+    cap = os.environ.get(THREADS_ENV_VAR, "")
+    n = min(int(n), int(cap)) if cap.isdigit() and int(cap) > 0 else int(n)
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
     if "torch" in sys.modules:
-        sys.modules["torch"].set_num_threads(int(n))
+        sys.modules["torch"].set_num_threads(n)
 
 
 @contextmanager
@@ -128,8 +133,9 @@ def threads(n: int):
 
 
 @contextmanager
-def exclusive(path, what: str = "another process"):
-    "Context manager: hold an exclusive lock `<path>.lock` while the block runs (gone after), else a `ValueError`."
+def exclusive(path, what: str = "another process",
+              wait: bool = False):  # wait for the holder to finish instead of refusing
+    "Context manager: hold an exclusive lock `<path>.lock` while the block runs (gone after), else a `ValueError` (or wait)."
     import fcntl
     from pathlib import Path
     lock = Path(f"{path}.lock")
@@ -137,7 +143,7 @@ def exclusive(path, what: str = "another process"):
     while True:
         fd = os.open(lock, os.O_CREAT | os.O_RDWR)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the OS releases it if the holder dies
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))  # the OS releases it if the holder dies
         except BlockingIOError:
             os.close(fd)
             raise ValueError(f"{what} is using {path} (lock {lock}); wait for it to finish") from None

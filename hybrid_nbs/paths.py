@@ -13,7 +13,7 @@ from .core import Env, Profile, check_positive, check_split, get_profile
 
 # %% auto #0
 __all__ = ['ROOT_ENV_VAR', 'project_root', 'checkout_root', 'figures_dir', 'tables_dir', 'runs_dir', 'data_root', 'env_name',
-           'env_dir', 'store_path', 'norm_path', 'card_path', 'ckpt_dir', 'eval_path']
+           'env_dir', 'store_path', 'norm_path', 'card_path', 'ckpt_dir', 'eval_path', 'write_atomic']
 
 # %% ../nbs/00b_paths.ipynb #5470a7fa
 ROOT_ENV_VAR = "HYBRID_NBS_ROOT"
@@ -120,3 +120,15 @@ def eval_path(env: str | Env, profile: str | Profile | None = None, seed: int = 
               root: str | Path | None = None) -> Path:
     "`<root>/<profile>/<env>/eval/results_seed<seed>.json`: the evaluation of run `seed<seed>`."
     return env_dir(env, profile, root) / "eval" / f"results_seed{seed}.json"
+
+# %% ../nbs/00b_paths.ipynb #a7c1e002
+def write_atomic(path: str | Path,  # the file to (re)write
+                 data: str | bytes,  # its whole content
+                 ) -> Path:  # `path`
+    "Write `data` to `path` through `<path>.partial` and a rename, so that no reader ever sees half a file."
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".partial")
+    tmp.write_bytes(data.encode() if isinstance(data, str) else data)
+    os.replace(tmp, path)
+    return path

@@ -11,11 +11,11 @@ from typing import Sequence
 from .baselines import check_ensemble
 from .card import write_card
 from .checkpoint import load_model
-from .core import Env, check_positive, get_profile
+from .core import Env, check_positive, exclusive, get_profile
 from .data import build_dataset, dask_client
 from .envs import expand_envs, validate_env
 from .evaluate import evaluate_env
-from .paths import ckpt_dir, eval_path, store_path
+from .paths import ckpt_dir, env_dir, eval_path, store_path
 from .train import train, train_config_for
 
 # %% auto #0
@@ -43,10 +43,12 @@ def data_main(env: str | Env,  # registered name, "all", import path `module:Cla
     recs = []
     with dask_client(scheduler, workers) as client:
         for e in envs:
-            recs += build_dataset(e, profile, split, root, seed=seed, scheduler=scheduler, workers=workers,
-                                  overwrite=overwrite, verify=verify, progress=progress, client=client)
-            if card and store_path(e, profile, "train", root).exists():
-                write_card(e, profile, root)
+            # one builder per data folder at a time; a second (another lane of a job) waits, then finds it built
+            with exclusive(env_dir(e, profile, root), "another data build", wait=True):
+                recs += build_dataset(e, profile, split, root, seed=seed, scheduler=scheduler, workers=workers,
+                                      overwrite=overwrite, verify=verify, progress=progress, client=client)
+                if card and store_path(e, profile, "train", root).exists():
+                    write_card(e, profile, root)
     return recs
 
 

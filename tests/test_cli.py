@@ -2,8 +2,10 @@
 (its projection, and the refusal of a run the disk or the memory cannot hold)."""
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -29,7 +31,13 @@ def test_unknown_profile_is_rejected():
 
 def test_unknown_notebook_is_a_clear_error():
     r = run("reproduce", "--profile", "smoke", "--only", "no_such_notebook")
-    assert r.returncode == 1 and "No notebook" in r.stderr
+    assert r.returncode == 1 and "matches no notebook of the main job" in r.stderr and "hybrid_euler" in r.stderr
+    r = run("reproduce", "--profile", "smoke", "--only", "hybird")  # a typo: the names it could have meant
+    assert r.returncode == 1 and "did you mean hybrid" in r.stderr, r.stderr
+    r = run("reproduce", "--profile", "smoke", "--only", "")  # an empty name would match everything
+    assert r.returncode == 1 and "non-empty names" in r.stderr
+    r = run("reproduce", "--profile", "smoke", "--only", "training_curves")  # a notebook of the other job
+    assert r.returncode == 1 and "it is in the study job: experiments/training_curves.ipynb" in r.stderr
 
 
 def test_reproduce_writes_runs_and_figures_outside_nbs(tmp_path):
@@ -40,8 +48,8 @@ def test_reproduce_writes_runs_and_figures_outside_nbs(tmp_path):
     assert (tmp_path / "figures" / "euler_shock_tubes.png").stat().st_size > 10_000
     assert "Sod" in (tmp_path / "tables" / "euler_validation.md").read_text()
     cost = (tmp_path / "tables" / "reproduce_cost.md").read_text()  # written under --out, never into the checkout
-    assert cost.startswith("<!-- smoke profile") and "Lower bound on a smoke reproduce" in cost
-    assert f"what it cost: {tmp_path / 'tables' / 'reproduce_cost.md'}" in r.stdout
+    assert cost.startswith("<!-- smoke profile") and "One run of `make reproduce`" in cost and "1 of 1 tasks run" in cost
+    assert f"done: {tmp_path / 'tables' / 'reproduce_cost.md'}" in r.stderr
     assert all(p.read_bytes() == b for p, b in before.items()), "reproduce wrote into nbs/"
     assert not list((ROOT / "nbs").rglob("*.partial")) and not (ROOT / "nbs" / "_runs").exists()
 
@@ -58,7 +66,51 @@ def test_a_smaller_profile_never_writes_over_the_committed_tables(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     out = tmp_path / "_out" / "smoke"
     assert (out / "tables" / "euler_validation.md").is_file() and not (tmp_path / "tables").exists()
-    assert f"what it cost: {out / 'tables' / 'reproduce_cost.md'}" in r.stdout
+    assert f"done: {out / 'tables' / 'reproduce_cost.md'}" in r.stderr
+
+
+def _wait_for(path: Path, text: str, proc, timeout: float = 300):
+    "Poll a job's log until it holds `text` (or the job ends)."
+    t0 = time.time()
+    while time.time() - t0 < timeout and proc.poll() is None:
+        if path.is_file() and text in path.read_text():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_a_job_killed_in_a_lane_or_interrupted_resumes(tmp_path):
+    "SIGKILL of one lane's task stops the job naming it; Ctrl-C stops it too; each rerun resumes with what was done."
+    log = tmp_path / "_runs" / "main_smoke.log"
+    cmd = [HNWM, "reproduce", "--profile", "smoke", "--only", "hybrid_balls", "--out", str(tmp_path), "--jobs", "2"]
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert _wait_for(log, "start  train balls seed1", p), "the job never reached the training"
+    lane = subprocess.run(["pgrep", "-f", "hybrid_nbs.cli train --env balls --profile smoke --seed 1"],
+                          capture_output=True, text=True).stdout.split()
+    for pid in lane:
+        os.kill(int(pid), signal.SIGKILL)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 1 and "train balls seed1 failed (exit status -9)" in err, err[-2000:]
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert _wait_for(log, "start  experiments/hybrid_balls.ipynb", p)
+    p.send_signal(signal.SIGINT)  # Ctrl-C in the notebook: the job stops its lanes and says how to resume
+    _, err = p.communicate(timeout=120)
+    assert p.returncode == 130 and "run the same command again to resume" in err, err[-2000:]
+    assert not subprocess.run(["pgrep", "-f", str(tmp_path)], capture_output=True).stdout  # no lane left behind
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert "reused data balls" in r.stderr and "reused train balls seed0" in r.stderr, r.stderr
+    assert "done   experiments/hybrid_balls.ipynb" in r.stderr
+    assert (tmp_path / "tables" / "hybrid_balls_mode2.md").is_file()
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)  # a second run right after: all reused
+    assert r.returncode == 0 and "reused experiments/hybrid_balls.ipynb" in r.stderr and "done " not in r.stderr.replace("done: ", "")
+
+
+def test_a_second_job_in_the_same_folder_is_refused(tmp_path):
+    from hybrid_nbs.core import exclusive
+    with exclusive(tmp_path / "_runs" / "job"):  # what a running job holds
+        r = run("study", "--profile", "smoke", "--only", "paper_projection", "--out", str(tmp_path))
+    assert r.returncode == 1 and f"is using {tmp_path / '_runs' / 'job'} (lock {tmp_path / '_runs' / 'job.lock'})" in r.stderr
 
 
 def test_evaluate_without_a_checkpoint_names_the_command(tmp_path):

@@ -119,3 +119,23 @@ def test_every_public_method_has_a_show_doc():
         documented = _show_docs(notebooks[m])
         missing += [f"{c.__name__}.{f} (nbs/{notebooks[m].name})" for c, f in methods if f"{c.__name__}.{f}" not in documented]
     assert not missing, f"public methods without a `show_doc(Class.method)` cell in their module's notebook: {missing}"
+
+
+def test_every_committed_artefact_is_written_by_a_job():
+    "Each committed file under tables/, figures/ and results/ is declared (hybrid_nbs.writes) by a notebook of one of the two jobs, or is a job's cost table; and each declared one is committed."
+    import subprocess
+
+    from hybrid_nbs.jobs import JOBS, plan_job
+    from hybrid_nbs.lanes import COST_TABLES
+    from hybrid_nbs.publish import COMMITTED_PROFILE
+    writers = {f"tables/{name}.{ext}": f"the {job} job itself" for job, name in COST_TABLES.items() for ext in ("md", "json")}
+    for job in JOBS:
+        for t in plan_job(job, COMMITTED_PROFILE):
+            for w in t.writes:
+                assert writers.setdefault(w, t.key) == t.key, f"{w} is declared by {writers[w]} and by {t.key}"
+    files = subprocess.run(["git", "-C", str(PKG.parent), "ls-files", "tables", "figures", "results"], capture_output=True,
+                           text=True, check=True).stdout.split()
+    orphans = [f for f in files if f not in writers]
+    assert not orphans, f"committed, but written by no notebook of the two jobs: {orphans}"
+    unmade = sorted(w for w in writers if w not in files)
+    assert not unmade, f"declared by a notebook of the two jobs, but not committed: {unmade}"

@@ -331,8 +331,8 @@ def experiment_copies(
     "The executed copies `hnwm reproduce` makes of an experiment: one per environment where it takes `env_name`."
     import papermill as pm
 
-    from hybrid_nbs.cli import notebook_jobs
-    return [(PurePosixPath(rel), extra) for _, rel, extra in notebook_jobs(pm, Path(nbs) / nb, Path(nbs))]
+    from hybrid_nbs.jobs import notebook_copies
+    return [(PurePosixPath(rel), extra) for _, rel, extra in notebook_copies(pm, Path(nbs) / nb, Path(nbs))]
 
 
 def site_pages(
@@ -366,7 +366,10 @@ def results_banner(
     code = (f"commit `{commit}`" + (" with uncommitted changes" if stamp.get("dirty") else "")) if commit else "an unknown commit"
     params = ", ".join(f"`{k} = {v!r}`" for k, v in (stamp.get("parameters") or {}).items())
     secs = stamp.get("seconds")
-    text = (f"**Results of the `{prof}` profile**: these outputs are those `hnwm reproduce --profile {prof}` saved "
+    job = stamp.get("job", "main")
+    made_by = f"`{stamp['command']}`" + (f" (its run of {stamp['run']})" if stamp.get("run") else "") if stamp.get("command") \
+        else f"`hnwm reproduce --profile {prof}`"
+    text = (f"**Results of the `{prof}` profile**: these outputs are those {made_by} saved "
             f"(`results/{prof}/{rel}`), made by the code of {code} on {stamp.get('executed', 'an unknown date')}"
             + (f" in {secs:.0f} s" if isinstance(secs, (int, float)) else "") + (f", with {params}" if params else "")
             + "; the page does not re-run them." + (f" ({stamp['note']})" if stamp.get("note") else ""))
@@ -377,7 +380,7 @@ def results_banner(
         if changed:
             stale = True
             text += (f" The notebook has changed since ({changed} of {len(now)} cells differ): rerun it with "
-                     f"`hnwm reproduce --profile {prof} --only {PurePosixPath(rel).stem}`.")
+                     f"`hnwm {_JOB_COMMAND.get(job, 'reproduce')} --profile {prof} --only {PurePosixPath(rel).stem}`.")
     return "> " + text, stale
 
 
@@ -471,7 +474,7 @@ def notebook_job(
     job = dict(src=str(src), executed=str(executed), processed=str(work / "proc" / key), run=True,
                skip_tst_flags=profile == "smoke", profile=profile, origin=f"executed ({profile})")
     if results and is_experiment(nb):
-        from hybrid_nbs.cli import reproduce_out, results_dir
+        from hybrid_nbs.publish import reproduce_out, results_dir
         published = results_dir(reproduce_out(results, home=root), results)  # where `hnwm reproduce --profile results` put it
         job.update(executed=str(published / key), run=False, origin=f"{published.relative_to(root.resolve()).as_posix()}/{key}")
     elif not force and _fresh(executed, src, root / "hybrid_nbs", profile):
@@ -487,13 +490,20 @@ def missing_results(
     gone = {str(k): j for k, j in jobs.items() if not j["run"] and "results" in j.get("origin", "") and not Path(j["executed"]).is_file()}
     if not gone:
         return ""
-    only = " ".join(PurePosixPath(g).stem for g in gone)
+    from hybrid_nbs.jobs import JOBS, declaration
+    by_job = {}
+    for g, j in gone.items():  # the job each notebook declares says which command makes its results
+        by_job.setdefault((declaration(j["src"]) or {}).get("job", "main"), []).append(PurePosixPath(g).stem)
     key, job = next(iter(gone.items()))
     folder = job["origin"][: -len(key) - 1]  # `origin` is `<published folder>/<key>`
+    how = "; ".join(f"`{JOBS[k]} PROFILE={results}` (all of it), or `hnwm {_JOB_COMMAND[k]} --profile {results} --only "
+                    f"{' '.join(stems)}`" for k, stems in by_job.items())
     return (f"the `{results}` results of {len(gone)} experiment page(s) are missing from {folder}/: "
-            f"{', '.join(gone)}. Make them with `make reproduce PROFILE={results}` (all), or "
-            f"`hnwm reproduce --profile {results} --only {only}`; or build a site that executes the experiments at "
+            f"{', '.join(gone)}. Make them with {how}; or build a site that executes the experiments at "
             f"the chapters' profile instead with `hnwm docs --results none`")
+
+
+_JOB_COMMAND = {"main": "reproduce", "study": "study"}  # job -> its hnwm command
 
 
 def build_docs(

@@ -7,6 +7,12 @@ of the trained weights. Run it on two commits and compare the JSON files:
     python tools/fingerprint.py /tmp/before /tmp/before.json     # on the old commit
     python tools/fingerprint.py /tmp/after /tmp/after.json       # on the new one
     python tools/fingerprint.py --compare /tmp/before.json /tmp/after.json
+
+With `--existing PROFILE`, it builds and trains nothing: it hashes what a job already made under a data folder (every
+split's arrays, `norm.json`, the weights of every checkpoint's `best` and `last`), e.g. to show that two lanes made
+the same bits as one (`hnwm reproduce --jobs 1` against `--jobs 2` into two folders):
+
+    python tools/fingerprint.py --existing smoke _out/j1/data /tmp/j1.json
 """
 import argparse
 import hashlib
@@ -53,18 +59,41 @@ def fingerprint(root: Path) -> dict:
     return out
 
 
+def hash_existing(root: Path, profile: str) -> dict:
+    "Hash every store, normalisation and checkpoint under `root/<profile>/` (built and trained by someone else)."
+    import numpy as np
+    import zarr
+    from safetensors.torch import load
+    out = {}
+    for env_dir in sorted(p for p in (root / profile).iterdir() if p.is_dir()):
+        env = env_dir.name
+        for store in sorted(env_dir.glob("*.zarr")):
+            g = zarr.open_group(store, mode="r")
+            for a in ARRAYS:
+                out[f"{env}/{store.stem}/{a}"] = _sha(np.ascontiguousarray(g[a][...]).tobytes())
+        norm = json.loads((env_dir / "norm.json").read_text())
+        norm.pop("solver_hash")
+        out[f"{env}/norm"] = _sha(json.dumps(norm, sort_keys=True).encode())
+        for w in sorted(env_dir.glob("ckpt/*/*/model.safetensors")):
+            weights = load(w.read_bytes())
+            out[f"{env}/{w.parent.parent.name}/{w.parent.name}/weights"] = _sha(
+                b"".join(weights[k].numpy().tobytes() for k in sorted(weights)))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("first", help="a fresh data folder, or (with --compare) the first JSON file")
     ap.add_argument("second", help="where to write the JSON, or (with --compare) the second JSON file")
     ap.add_argument("--compare", action="store_true", help="compare two fingerprint files")
+    ap.add_argument("--existing", metavar="PROFILE", help="hash what is already under the data folder `first` at PROFILE")
     a = ap.parse_args(argv)
     if a.compare:
         x, y = (json.loads(Path(p).read_text()) for p in (a.first, a.second))
         diff = {k: (x.get(k), y.get(k)) for k in sorted(set(x) | set(y)) if x.get(k) != y.get(k)}
         print(f"{len(x)} and {len(y)} entries; {len(diff)} differ" + "".join(f"\n  {k}: {v}" for k, v in diff.items()))
         return 1 if diff else 0
-    res = fingerprint(Path(a.first))
+    res = hash_existing(Path(a.first), a.existing) if a.existing else fingerprint(Path(a.first))
     Path(a.second).write_text(json.dumps(res, indent=1) + "\n")
     print(f"{len(res)} entries written to {a.second}")
     return 0
