@@ -378,6 +378,10 @@ def run_job(job: str = "main",  # "main" (`hnwm reproduce`) or "study" (`hnwm st
         board.event(f"{len(tasks)} tasks in {jobs} lane{'s' if jobs > 1 else ''}; about {_clock(board.remaining())} "
                     f"(from {'the last run' if previous else 'the profile'}); writing to {out}")
         records = run_tasks(tasks, out, prof.name, jobs, board, ledger, digest, done, force, nbs)
-        cost = job_cost(job, prof.name, tasks, records, ledger, jobs, started, time.monotonic() - t0, prov, digest, only)
-        board.event(f"done: {write_job_cost(out, cost)}")
+        table = out / "tables" / f"{COST_TABLES[job]}.md"
+        if all(r["reused"] for r in records) and table.is_file():  # keep the record of the run that made everything
+            board.event(f"done: nothing ran; {table} still records the run that made it")
+        else:
+            cost = job_cost(job, prof.name, tasks, records, ledger, jobs, started, time.monotonic() - t0, prov, digest, only)
+            board.event(f"done: {write_job_cost(out, cost)}")
     return records
