@@ -30,11 +30,11 @@ from .model import HorizonEmbedding, build_model, model_config_for
 
 # %% auto #0
 __all__ = ['DIFFICULTIES', 'BASELINES', 'ErrorHead', 'error_head_for', 'training_rows', 'fit_error_head', 'error_head_map',
-           'save_error_head', 'load_error_head', 'conformal_quantile', 'fit_conformal', 'ConformalCalibration',
-           'cell_errors', 'calibrate_conformal', 'conformal_map', 'state_embedding', 'KnnConformal',
-           'calibrate_knn_conformal', 'knn_conformal_map', 'calib_folds', 'fit_weighted_conformal', 'WeightedConformal',
-           'calibrate_weighted_conformal', 'weighted_conformal_map', 'Baseline', 'baseline_applies', 'run_baseline',
-           'smoke_resources', 'smoke_check']
+           'save_error_head', 'load_error_head', 'conformal_rank', 'conformal_quantile', 'fit_conformal',
+           'ConformalCalibration', 'cell_errors', 'calibrate_conformal', 'conformal_map', 'state_embedding',
+           'KnnConformal', 'calibrate_knn_conformal', 'knn_conformal_map', 'calib_folds', 'fit_weighted_conformal',
+           'WeightedConformal', 'calibrate_weighted_conformal', 'weighted_conformal_map', 'Baseline',
+           'baseline_applies', 'run_baseline', 'smoke_resources', 'smoke_check']
 
 # %% ../nbs/08a_baselines_fit.ipynb #c008
 class ErrorHead(nn.Module):
@@ -228,6 +228,13 @@ def load_error_head(folder: str | Path) -> tuple[ErrorHead, dict | None]:
     return head.eval(), d.get("report")
 
 # %% ../nbs/08a_baselines_fit.ipynb #c016
+def conformal_rank(n: int,  # exchangeable calibration scores (for kNN: the k neighbours)
+                   alpha: float) -> int:  # miscoverage level in (0, 1)
+    "Lei et al.'s finite-sample rank ceil((n+1)(1-alpha)); above n when n scores cannot support the level."
+    # rounded first: float noise must not lift an integer rank (10 * (1 - 0.7) is 3.0000000000000004)
+    return max(1, math.ceil(round((n + 1) * (1 - alpha), 9)))
+
+
 def conformal_quantile(scores: np.ndarray,  # nonconformity scores, any shape
                        alpha: float) -> float:  # miscoverage level in (0, 1)
     "Split conformal's finite-sample quantile: the ceil((n+1)(1-alpha))-th smallest score (inf if beyond n)."
@@ -236,7 +243,7 @@ def conformal_quantile(scores: np.ndarray,  # nonconformity scores, any shape
     s = np.asarray(scores, dtype=np.float64).ravel()
     if s.size == 0 or np.isnan(s).any():
         raise ValueError(f"scores must be non-empty and free of NaN (got {s.size} scores)")
-    k = math.ceil((s.size + 1) * (1 - alpha))
+    k = conformal_rank(s.size, alpha)
     return float("inf") if k > s.size else float(np.partition(s, k - 1)[k - 1])
 
 
@@ -409,21 +416,24 @@ def calibrate_knn_conformal(model, states: np.ndarray, param_vectors, targets: n
 def knn_conformal_map(cal: KnnConformal, model, states: np.ndarray, param_vectors, horizon: float,
                       targets: np.ndarray | None = None,  # if given, the empirical coverage is reported in `info`
                       top_fraction: float = 0.01) -> Uncertainty:
-    "Per-cell half-widths: the (1 - alpha)-quantile of the k nearest same-horizon calibration rows' errors; prediction = f(s, T)."
+    "Per-cell half-widths: the ceil((k+1)(1-alpha))-th smallest error of the k nearest same-horizon calibration rows (inf if beyond k); prediction = f(s, T)."
     x, p, T = _calibrated_batch(cal, KnnConformal, model, states, param_vectors, horizon, "cal", one_horizon=False)
     at = np.flatnonzero(cal.horizons == float(T))
     if at.size == 0:
         raise ValueError(f"kNN conformal is calibrated at horizons {cal.calibrated_horizons}, not {T!r}; "
                          f"calibrate with rows {T:g} frames apart")
     k = min(cal.k, at.size)
-    rank = max(1, math.ceil(round(k * (1 - cal.alpha), 9)))  # the ceil(k (1 - alpha))-th smallest of k (rounded: 20 * 0.9 is 18)
+    rank = conformal_rank(k, cal.alpha)  # Lei et al.'s (k + 1) correction: the 19th of 20 at alpha = 0.1, not the 18th
     pred = predict_raw(model, x, p, T)
     e = (state_embedding(model, x) - cal.emb_mean) / cal.emb_scale
     d = ((e[:, None, :] - cal.embeddings[at][None]) ** 2).sum(axis=-1)
     near = at[np.argsort(d, axis=1, kind="stable")[:, :k]]  # (B, k) calibration rows
-    width = np.stack([np.partition(cal.errors[i], rank - 1, axis=0)[rank - 1] for i in near])
+    if rank > k:  # k neighbours cannot support the level: the interval is unbounded
+        width = np.full((len(x), *cal.errors.shape[1:]), np.inf)
+    else:
+        width = np.stack([np.partition(cal.errors[i], rank - 1, axis=0)[rank - 1] for i in near])
     width[diverged(pred)] = np.inf
-    info = dict(alpha=cal.alpha, k=k, neighbours=near)
+    info = dict(alpha=cal.alpha, k=k, rank=rank, neighbours=near)
     if k < cal.k:
         info["note"] = f"k clipped from {cal.k} to the {at.size} calibration rows at horizon {T:g}"
     if targets is not None:
@@ -590,7 +600,7 @@ BASELINES = {b.name: b for b in (
              "|grad| of the input (balls: share of the horizon after the first impact)"),
     Baseline("knn_conformal", ("model", "knn"),
              lambda s, p, T, model, knn, targets=None, **_: knn_conformal_map(knn, model, s, p, T, targets),
-             "the paper's kNN-adaptive conformal half-widths: the (1-alpha)-quantile of the k nearest calibration rows' errors"),
+             "the paper's kNN-adaptive conformal half-widths: the (k+1)-corrected (1-alpha)-quantile of the k nearest calibration rows' errors"),
     Baseline("weighted_conformal", ("model", "head", "weighted"),
              lambda s, p, T, model, head, weighted, targets=None, **_: weighted_conformal_map(weighted, head, model, s, p, T, targets),
              "locally-weighted split conformal (Lei et al. 2018) with the error head as difficulty, guaranteed per trajectory; "
@@ -644,8 +654,8 @@ def smoke_resources(env: str | Env = "euler", n: int = 3, horizon: int = 2, seed
         (1, -1, 1, 1) if x.ndim == 4 else (1, 1, -1))
     head = error_head_for(models[0])
     cal = calibrate_conformal(models[0], x, p, x + noise, horizon, env=env)
-    knn = calibrate_knn_conformal(models[0], x, p, x + noise, horizon)  # k = 20 is clipped to the n rows
-    # n trajectories support alpha >= 1 / (n + 1) only; 1/2 keeps the smoke quantile finite
+    # n rows (trajectories) support alpha >= 1 / (n + 1) only; 1/2 keeps the smoke widths finite
+    knn = calibrate_knn_conformal(models[0], x, p, x + noise, horizon, alpha=0.5)  # k = 20 is clipped to the n rows
     weighted = calibrate_weighted_conformal(head, models[0], x, p, x + noise, horizon, alpha=0.5)
     return dict(env=env, model=models[0], models=models, head=head, calibration=cal, knn=knn, weighted=weighted,
                 states=x, params=p, horizon=horizon)

@@ -1,6 +1,8 @@
 """Baselines: every registry entry's smoke check on every environment, known zeros (identical ensembles, TTA of the identity,
 Richardson of the exact ball solver), the registry's rules (ranks, applies), conformal coverage and scaling, the kNN-adaptive
 and locally-weighted conformal intervals (guarantee on synthetic data, bad input), and a small end-to-end run on smoke data."""
+import math
+
 import numpy as np
 import pytest
 
@@ -9,10 +11,11 @@ from hybrid_nbs.baselines import (check_batch, ensemble_map, gradient_map, richa
 from hybrid_nbs.pipeline import train_ensemble
 from hybrid_nbs.baselines_fit import (BASELINES, ConformalCalibration, KnnConformal, WeightedConformal,
                                       baseline_applies, calib_folds, calibrate_conformal, calibrate_knn_conformal,
-                                      calibrate_weighted_conformal, conformal_map, conformal_quantile, error_head_for,
-                                      error_head_map, fit_conformal, fit_error_head, fit_weighted_conformal,
-                                      knn_conformal_map, load_error_head, run_baseline, save_error_head, smoke_check,
-                                      smoke_resources, training_rows, weighted_conformal_map)
+                                      calibrate_weighted_conformal, conformal_map, conformal_quantile, conformal_rank,
+                                      error_head_for, error_head_map, fit_conformal, fit_error_head,
+                                      fit_weighted_conformal, knn_conformal_map, load_error_head, run_baseline,
+                                      save_error_head, smoke_check, smoke_resources, training_rows,
+                                      weighted_conformal_map)
 from hybrid_nbs.envs import make_env
 from hybrid_nbs.metrics import cell_spearman
 from hybrid_nbs.core import make_rng, set_threads
@@ -162,7 +165,8 @@ def test_knn_conformal(trained_toy, resources):
     near = u.info["neighbours"]
     assert (cal.horizons[near] == 4).all() and u.info["k"] == 4 and "note" not in u.info
     np.testing.assert_array_equal(near[:, 0], np.arange(8) + 8)  # each input's nearest neighbour is itself
-    np.testing.assert_array_equal(u.error_map[2], np.sort(cal.errors[near[2]], axis=0)[2])  # ceil(4 * 0.75) = 3rd of 4
+    np.testing.assert_array_equal(u.error_map[2], np.sort(cal.errors[near[2]], axis=0)[3])  # ceil(5 * 0.75) = 4th of 4
+    assert u.info["rank"] == 4
     sd = step_doubling_map(m, x, p, 4).error_map
     assert np.nanmax(cell_spearman(u.error_map, sd)) < 0.99  # not the step-doubling map rescaled
     assert 0 <= u.info["coverage"] <= 1 and u.info["coverage_per_traj"].shape == (8,)
@@ -171,6 +175,7 @@ def test_knn_conformal(trained_toy, resources):
     clipped = knn_conformal_map(calibrate_knn_conformal(m, x, p, t["y2"], 2, k=20), m, x, p, 2)
     assert clipped.info["k"] == 8 and "k clipped from 20 to the 8" in clipped.info["note"]
     assert (clipped.error_map == clipped.error_map[:1]).all()  # every row a neighbour of every input: one width
+    assert np.isposinf(clipped.error_map).all()  # rank ceil(9 * 0.9) = 9 > 8 rows: alpha = 0.1 is not supported
     with pytest.raises(ValueError, match="targets have shape"):
         calibrate_knn_conformal(m, x, p, t["y2"][:5], 2)
     with pytest.raises(ValueError, match="one number or one per row"):
@@ -193,6 +198,39 @@ def test_knn_conformal(trained_toy, resources):
     assert len(left.horizons) == 7 and np.isfinite(left.errors).all() and 7 not in left.trajectories
     with pytest.raises(ValueError, match="nothing to calibrate on"):  # ... and so is every row here
         calibrate_knn_conformal(m, x, p, np.full_like(y_bad, np.nan), 2)
+
+
+def test_conformal_rank():
+    assert [conformal_rank(n, 0.1) for n in (8, 9, 19, 20, 100)] == [9, 9, 18, 19, 91]  # ceil((n + 1)(1 - alpha))
+    assert conformal_rank(9, 0.7) == 3  # 10 * (1 - 0.7) is 3.0000000000000004 in floats: not rank 4
+    assert conformal_rank(3, 0.9) == 1
+
+
+def test_conformal_coverage_exchangeable(resources):
+    """Lei et al.'s (n + 1) correction: on i.i.d. errors the kNN widths and split conformal cover each cell with
+    probability 19/21 >= 0.9 at k = n = 20; the uncorrected 18th of 20 would give 18/21 and fail the first assert."""
+    r = resources["euler"]
+    m, x, p = r["model"], r["states"], r["params"]
+    rng = make_rng(3, "exchangeable-coverage")
+    alpha, k, n_rows, reps, draws = 0.1, 20, 50, 30, 16
+    cells, dim = x.shape[2:], 2 * x.shape[1]
+    scale = rng.lognormal(0, 1, cells)  # each cell its own distribution; rows and test draws i.i.d. within a cell
+    hits = {"knn": [], "split": []}
+    for _ in range(reps):
+        errs = scale * rng.gamma(2.0, size=(n_rows, *cells))
+        cal = KnnConformal(rng.normal(size=(n_rows, dim)), np.zeros(dim), np.ones(dim), np.full(n_rows, 2.0), errs,
+                           np.arange(n_rows), alpha, k, m.config.env)  # random embeddings: neighbours blind to errors
+        u = knn_conformal_map(cal, m, x, p, 2)
+        assert u.info["k"] == k and u.info["neighbours"].shape == (len(x), k)
+        q = np.array([conformal_quantile(c, alpha) for c in errs[:k].reshape(k, -1).T]).reshape(cells)
+        new = scale * rng.gamma(2.0, size=(draws, *u.error_map.shape))
+        hits["knn"].append((new <= u.error_map).mean(axis=(0, 1)).ravel())  # per cell, independent across cells
+        hits["split"].append((new <= q).mean(axis=(0, 1)).ravel())
+    for name, h in hits.items():
+        h = np.concatenate(h)
+        cov, se = h.mean(), h.std(ddof=1) / math.sqrt(h.size)
+        assert cov >= 1 - alpha - 3 * se, (name, cov, se)  # the finite-sample guarantee, within Monte-Carlo error
+        assert cov <= 19 / 21 + 4 * se, (name, cov, se)  # and not wider than the rank asks: 19/21 exactly
 
 
 def test_calib_folds():
