@@ -20,10 +20,10 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['SPLITS', 'IN_DISTRIBUTION', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'THREADS_ENV_VAR', 'IDENTITY', 'LAYOUTS',
-           'Profile', 'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads', 'exclusive', 'check_positive',
-           'check_array', 'equal_error_cost', 'Symmetry', 'restrict_grid', 'prolong_grid', 'coarser_grid',
-           'SolverSetting', 'SurrogateDefaults', 'dihedral_symmetries', 'translation_symmetries', 'Env', 'rollout',
-           'advance_many', 'symmetry_errors', 'check_env']
+           'STORE_DTYPE', 'Profile', 'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads', 'exclusive',
+           'check_positive', 'check_array', 'equal_error_cost', 'Symmetry', 'restrict_grid', 'prolong_grid',
+           'coarser_grid', 'SolverSetting', 'SurrogateDefaults', 'dihedral_symmetries', 'translation_symmetries', 'Env',
+           'rollout', 'reference_advance', 'advance_many', 'symmetry_errors', 'check_env']
 
 # %% ../nbs/00_core.ipynb #c005
 SPLITS = ("train", "val", "calib", "test", "ood_near", "ood_far")
@@ -61,7 +61,7 @@ PROFILES = MappingProxyType({
         threads=2, default_frames=17, eval_frames=33),
     "laptop": Profile(
         "laptop",
-        split_sizes=dict(train=96, val=16, calib=32, test=32, ood_near=16, ood_far=16),
+        split_sizes=dict(train=96, val=16, calib=64, test=128, ood_near=64, ood_far=64),
         threads=2, default_frames=81, eval_frames=161),
     "paper": Profile(
         "paper",
@@ -356,7 +356,7 @@ class Env(abc.ABC):
                 params,  # the trajectory's `Params`
                 n_frames: int,  # frames after the initial one
                 ) -> np.ndarray:
-        "The trajectory `(n_frames + 1, *state_shape)` starting at `state`."
+        "The reference solution `(n_frames + 1, *state_shape)` from `state`, every frame rounded to `STORE_DTYPE` as stored."
         return rollout(self, state, params, n_frames)
 
     def advance_many(self, states: np.ndarray,  # (B, *state_shape) raw states
@@ -364,7 +364,7 @@ class Env(abc.ABC):
                      n_frames: int,  # frames to advance each
                      workers: int | None = None,  # trajectories side by side; None: numba's thread count where `nogil`
                      ) -> tuple[np.ndarray, dict[int, str]]:
-        "`(B, *state_shape)` states `n_frames` frames on (NaN rows where the solver refused) and `{row: why}`."
+        "`(B, *state_shape)` reference solutions `n_frames` frames on (`reference_advance`; NaN rows where the solver refused) and `{row: why}`."
         return advance_many(self, states, params, n_frames, workers)
 
     # -- optional capabilities: each has a default, so a class implementing only the methods above works --------
@@ -391,6 +391,12 @@ class Env(abc.ABC):
                ) -> str:
         "The initial-condition family of the trajectory that starts at `state` (evaluation within families)."
         return "all"
+
+    def trivial_scores(self, states: np.ndarray,  # (B, *state_shape) raw start states
+                       params: Sequence,  # their B `Params`
+                       ) -> dict[str, np.ndarray]:
+        "Label-free physics scores (name -> (B,)) a learned error map must beat in every ranking; none by default."
+        return {}
 
     def symmetries(self) -> list[Symmetry]:
         "Exact symmetries of the dynamics (identity first): `advance(g s) == g advance(s)`; augmentation and TTA."
@@ -505,20 +511,38 @@ class Env(abc.ABC):
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.config().items())})"
 
 
+STORE_DTYPE = np.float32  # the dtype of stored frames: the reference solution rounds every frame to it
+
+
 def rollout(env: Env, state: np.ndarray, params, n_frames: int) -> np.ndarray:
-    "Stack `env.advance` one frame at a time into a `(n_frames + 1, *state_shape)` float64 array."
+    "The reference solution: `env.advance` one frame at a time, every frame (the start too) rounded to `STORE_DTYPE` before the next."
     check_positive(n_frames, "n_frames", integer=True)
-    state = env.check_state(state)
-    out = np.empty((n_frames + 1, *env.state_shape))
-    out[0] = state
-    for k in range(n_frames):
-        out[k + 1] = env.advance(out[k], params, 1)
+    out = np.empty((n_frames + 1, *env.state_shape), STORE_DTYPE)
+    x = env.check_state(state)
+    for k in range(n_frames + 1):
+        with np.errstate(over="ignore"):
+            out[k] = x  # the rounding: frame k as the store holds it, and where frame k + 1 starts from
+        if not np.isfinite(out[k]).all():
+            raise ValueError(f"frame {k} exceeds the range of {np.dtype(STORE_DTYPE).name}, the dtype the reference "
+                             "solution rounds every frame to (a store cannot hold it)")
+        if k < n_frames:
+            x = env.advance(out[k].astype(np.float64), params, 1)
     return out
+
+
+def reference_advance(env: Env, state: np.ndarray, params, n_frames: int) -> np.ndarray:
+    "The reference solution `n_frames` frames after `state` (the last frame of `env.rollout`), as float64."
+    x = np.asarray(state)
+    with np.errstate(over="ignore", invalid="ignore"):
+        beyond = np.issubdtype(x.dtype, np.floating) and np.isfinite(x).all() and not np.isfinite(x.astype(STORE_DTYPE)).all()
+    if beyond:  # finite, but beyond float32: no store holds it, so there is no stored frame to agree with; float64 throughout
+        return env.advance(state, params, n_frames)
+    return env.rollout(state, params, n_frames)[-1].astype(np.float64)  # `rollout` checks the state
 
 
 def advance_many(env: Env, states: np.ndarray, params: Sequence, n_frames: int,
                  workers: int | None = None) -> tuple[np.ndarray, dict[int, str]]:
-    "`env.advance` over a batch, each trajectory on one thread, `workers` side by side (`env.nogil`), refusals kept per row."
+    "`reference_advance` over a batch, each trajectory on one thread, `workers` side by side (`env.nogil`), refusals kept per row."
     import numba
     check_positive(n_frames, "n_frames", integer=True)
     states = np.asarray(states)
@@ -535,7 +559,7 @@ def advance_many(env: Env, states: np.ndarray, params: Sequence, n_frames: int,
             numba.set_num_threads(1)  # thread-local: each trajectory on one thread, the trajectories side by side
             local.env = env.with_settings()  # its own work arrays
         try:
-            out[i] = getattr(local, "env", env).advance(states[i], params[i], n_frames)
+            out[i] = reference_advance(getattr(local, "env", env), states[i], params[i], n_frames)
         except ValueError as e:  # this input alone has no answer; the others go on
             errors[i] = str(e)
 
@@ -599,8 +623,13 @@ def check_env(env: Env, seed: int = 0, n_frames: int = 3, rtol: float = 1e-12,
     assert semigroup_err <= rtol, f"advance(s, {a + b}) != advance(advance(s, {a}), {b}): rel. diff {semigroup_err:.2e}"
     assert np.array_equal(whole, env.advance(s0, p, a + b)), "advance is not deterministic"
     traj = env.rollout(s0, p, a + b)
-    assert traj.shape == (a + b + 1, *shape) and np.array_equal(traj[0], s0)
-    assert np.abs(traj[-1] - whole).max() <= rtol * scale, "rollout disagrees with advance"
+    assert traj.shape == (a + b + 1, *shape), f"rollout: shape {traj.shape}"
+    assert np.array_equal(traj, rollout(env, s0, p, a + b)), \
+        "rollout is not the reference solution (advance one frame, round it to STORE_DTYPE, repeat: core.rollout)"
+    rounding_err = float(np.abs(traj[-1] - whole).max() / scale)  # float32 rounding, grown over a + b frames
+    assert rounding_err <= 1e-4, f"rollout is {rounding_err:.2e} (relative) from advance: more than float32 rounding"
+    again, why = env.advance_many(traj[a][None], [p], b)  # Mode 2's path from a stored frame
+    assert not why and np.array_equal(again[0], traj[-1]), "advance_many from a stored frame misses the stored frame"
     inv0, inv1 = env.invariants(s0, p), env.invariants(whole, p)
     assert all(np.isfinite(v) for v in (*inv0.values(), *inv1.values())), "invariants must be finite"
     bad = s0.copy(); bad.flat[0] = np.nan
@@ -615,5 +644,5 @@ def check_env(env: Env, seed: int = 0, n_frames: int = 3, rtol: float = 1e-12,
     broken = {k: v for k, v in sym_err.items() if v > symmetry_rtol}
     assert not broken, f"these symmetries do not commute with advance (rel. error): {broken}"
     return dict(env=repr(env), layout=env.layout, state_shape=shape, param_vector=pv.round(4).tolist(),
-                semigroup_rel_err=semigroup_err, family=family, symmetry_rel_err=sym_err,
+                semigroup_rel_err=semigroup_err, rounding_rel_err=rounding_err, family=family, symmetry_rel_err=sym_err,
                 invariants_t0=inv0, invariants_t=inv1)

@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import zarr
 
-from .core import (PROFILES, SPLITS, Env, Profile, check_split, exclusive, get_profile, make_rng, rollout, set_threads,
-                             threads)
+from .core import (PROFILES, SPLITS, STORE_DTYPE, Env, Profile, check_split, exclusive, get_profile, make_rng, rollout,
+                             set_threads, threads)
 from .envs import REGISTRY, config_changes, env_path, validate_env
 from .paths import data_root, store_path
 
@@ -100,7 +100,7 @@ def _create(path: Path, ident: dict, env: Env, plan: list[dict]) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     n, T, shape = ident["size"], ident["n_frames"], tuple(env.state_shape)
     g = zarr.open_group(tmp, mode="w", zarr_format=3)
-    g.create_array("states", shape=(n, T, *shape), dtype="float32", shards=(1, T, *shape), chunks=(1, 1, *shape),
+    g.create_array("states", shape=(n, T, *shape), dtype=STORE_DTYPE, shards=(1, T, *shape), chunks=(1, 1, *shape),
                    compressors=_CODECS, fill_value=np.nan)
     for name, arr in [("params", np.stack([p["vector"] for p in plan]).astype(np.float32)),
                       ("seeds", np.array([p["seed"] for p in plan], dtype=np.uint64)),
@@ -202,6 +202,11 @@ def read_trajectory(g: zarr.Group, i: int, t: slice | int | list = slice(None)) 
     return x
 
 # %% ../nbs/04_data.ipynb #c015
+def _frames(env: Env, x0: np.ndarray, params, n_frames: int) -> np.ndarray:
+    "The `n_frames` stored frames of the trajectory from `x0`: the reference solution `env.rollout`, in `STORE_DTYPE`."
+    return np.asarray(env.rollout(x0, params, n_frames - 1), dtype=STORE_DTYPE)  # rounded already: a no-op cast
+
+
 def _trajectory_task(env: Env, path: str, split: str, seed: int, i: int, n_frames: int, ic_hash: np.ndarray,
                      n_threads: int | None = None, fail: str | None = None) -> tuple[int, np.ndarray]:
     "Compute trajectory `i`, write its shard, return (i, sha256 of the float32 frames)."
@@ -211,7 +216,7 @@ def _trajectory_task(env: Env, path: str, split: str, seed: int, i: int, n_frame
     if not np.array_equal(_sha(np.asarray(x0, dtype=np.float64)), ic_hash):
         raise RuntimeError(f"trajectory {i} of {path}: the initial state differs from the planned one (solver code "
                            "differs between driver and worker?)")
-    x = env.rollout(x0, params, n_frames - 1).astype(np.float32)
+    x = _frames(env, x0, params, n_frames)
     if fail == "raise":
         raise RuntimeError(f"simulated crash at trajectory {i}")
     zarr.open_array(Path(path) / "states", mode="r+")[i] = x
@@ -370,7 +375,7 @@ def _accept_solver_edit(g: zarr.Group, env: Env, ident: dict, split: str, seed: 
     if len(done):
         i = int(done[0])
         params, x0, _ = _draw(env, seed, split, i)
-        if not np.array_equal(_sha(env.rollout(x0, params, n_frames - 1).astype(np.float32)), read_meta(g, "digest")[i]):
+        if not np.array_equal(_sha(_frames(env, x0, params, n_frames)), read_meta(g, "digest")[i]):
             return  # this solver makes other frames: the store is stale, and `check_identity` refuses it
     g.attrs["solver_hash"] = ident["solver_hash"]
 

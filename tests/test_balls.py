@@ -2,8 +2,8 @@
 import numpy as np
 import pytest
 
-from hybrid_nbs.core import SPLITS, check_env, make_rng
-from hybrid_nbs.envs.balls import FLOOR, PAIR, VX, VZ, Z, Balls, contact_time
+from hybrid_nbs.core import SPLITS, check_env, make_rng, rollout
+from hybrid_nbs.envs.balls import FLOOR, IC_FAMILIES, PAIR, VX, VZ, Z, Balls, contact_time
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +67,31 @@ def test_determinism_and_composition(env, case):
     whole = env.advance(s, p, 60)
     np.testing.assert_array_equal(whole, env.advance(s, p, 60))
     np.testing.assert_array_equal(whole, env.advance(env.advance(s, p, 23), p, 37))
-    traj = env.rollout(s, p, 60)
-    np.testing.assert_array_equal(traj[-1], whole)
-    np.testing.assert_array_equal(traj[10], env.advance(s, p, 10))
+    traj = env.rollout(s, p, 60)  # the reference solution: every frame rounded to float32 before the next
+    np.testing.assert_array_equal(traj, rollout(env, s, p, 60))  # the compiled loop is the shared procedure
+    np.testing.assert_array_equal(traj[10:], env.rollout(traj[10], p, 50))  # restarted from a stored frame: the same
+    assert traj.dtype == np.float32 and np.abs(traj[10] - env.advance(s, p, 10)).max() < 1e-6
     np.testing.assert_array_equal(s, case[1])  # the input is not modified
+
+
+def test_two_families_and_gas_draws_kept(env):
+    "A gas keeps the draws it had before the cluster family existed; `family` reads a stored (float32) frame 0."
+    seen = set()
+    for k in range(16):
+        p = env.sample_params(make_rng(7, k), "train")
+        s = env.initial_state(p, make_rng(7, k))
+        fam = env.family(p, s)
+        seen.add(fam)
+        assert env.family(p, s.astype(np.float32)) == fam
+        if fam == "gas":  # the draw of the single family that came before, consumed first and unchanged
+            np.testing.assert_array_equal(s, env._gas(p, make_rng(7, k)))
+        else:
+            moving = np.linalg.norm(s[:, VX:VZ + 1], axis=1) > 0
+            assert moving.sum() == 1 and p.speed_min <= np.linalg.norm(s[moving, VX:VZ + 1]) <= p.speed_max
+        env.check_state(s)
+    assert seen == set(IC_FAMILIES)
+    with pytest.raises(ValueError, match="Unknown family"):
+        env.initial_state(Balls.Params(), make_rng(0), family="jet")
 
 
 def test_unique_seeds_and_splits(env):

@@ -9,7 +9,7 @@ import torch
 
 from hybrid_nbs.card import load_norm, write_card
 from hybrid_nbs.core import SPLITS
-from hybrid_nbs.data import build_dataset, open_store, read_trajectory
+from hybrid_nbs.data import build_dataset, open_store, read_meta, read_trajectory, stored_params
 from hybrid_nbs.pipeline import data_main
 from hybrid_nbs.paths import store_path
 from hybrid_nbs.dataset import PairDataset
@@ -108,14 +108,14 @@ def test_store_of_another_solver_is_refused_untouched(euler_smoke, monkeypatch, 
     import hybrid_nbs.data
     from hybrid_nbs.envs.euler import Euler
     monkeypatch.setattr(hybrid_nbs.data, "solver_hash", lambda env: "0" * 64)
-    exact = Euler.advance
+    exact = Euler.rollout  # what makes the stored frames
     # other solver code that makes other frames (here 0.1% more of everything): refused, nothing touched
-    monkeypatch.setattr(Euler, "advance", lambda self, s, p, n: exact(self, s, p, n) * 1.001)
+    monkeypatch.setattr(Euler, "rollout", lambda self, s, p, n: (exact(self, s, p, n) * 1.001).astype(np.float32))
     with pytest.raises(ValueError, match=r"solver_hash: stored '.*' != current '0000"):
         build_dataset("euler", "smoke", "val", tmp_path, **Q)
     assert tree(path) == before
     # other solver code (an edit elsewhere in the module) that still makes these frames: accepted, the new hash recorded
-    monkeypatch.setattr(Euler, "advance", exact)
+    monkeypatch.setattr(Euler, "rollout", exact)
     build_dataset("euler", "smoke", "val", tmp_path, **Q)
     assert open_store(path).attrs["solver_hash"] == "0" * 64
     with pytest.raises(ValueError, match="other solver code"):
@@ -191,3 +191,28 @@ def test_local_cluster_prints_no_port_warning():
             with dask_client(workers=1) as client:
                 assert client.submit(int, "7").result() == 7
     assert not [str(w.message) for w in caught if "already in use" in str(w.message)]
+
+
+@pytest.mark.parametrize("name", ["oregonator", "euler", "balls"])
+def test_resolving_a_stored_start_reproduces_its_target(name, tmp_path):
+    "Mode 2's solver paths, from stored frame t0 for h frames, give the stored frame t0 + h (issue 35): bit for bit."
+    from hybrid_nbs.hybrid import HybridSimulator, _solve
+    from hybrid_nbs.model import build_model, model_config_for
+    env = make_env(name, "smoke")
+    build_dataset(env, "smoke", "test", tmp_path, **Q)
+    g = open_store(store_path(env, "smoke", "test", tmp_path), complete=True)
+    frames, params = g["states"][...], stored_params(env, g)
+    T, axes = frames.shape[1], (0, 1, 3, 4) if env.layout == "grid" else (0, 1, 2)
+    vectors = read_meta(g, "params")
+    model = build_model(model_config_for(env, "smoke"), env, frames.mean(axis=axes), frames.std(axis=axes) + 1e-3,
+                        vectors.mean(0), vectors.std(0) + 1.0, max_horizon=T - 1)
+    sim = HybridSimulator(env, model)  # untrained: with threshold -inf every trajectory goes to the solver
+    for t0, h in [(0, 1), (0, 4), (3, 8), (8, 16), (T - 9, 8), (0, T - 1)]:  # the last: the longest the store holds
+        starts, targets = frames[:, t0], frames[:, t0 + h]
+        res = sim.mode2(starts, params, h, threshold=-np.inf)
+        assert res.deferred.all() and not res.failed.any(), res.errors
+        dask_path = np.stack([_solve(env, s, q, h)[0] for s, q in zip(starts, params)])  # what a Dask worker runs
+        for got in (res.prediction, dask_path):
+            d = np.abs(got - targets).reshape(len(got), -1).max(1) / np.abs(targets).reshape(len(got), -1).max(1)
+            assert d.max() <= 1e-6, f"t0={t0}, h={h}: relative difference {d.max():.2e}"
+            np.testing.assert_array_equal(got, targets, err_msg=f"t0={t0}, h={h}: not bit for bit")

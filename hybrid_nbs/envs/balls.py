@@ -10,11 +10,12 @@ import dataclasses
 import numpy as np
 from numba import njit
 
-from ..core import IDENTITY, Env, Symmetry, check_array, check_positive, check_split
+from ..core import IDENTITY, STORE_DTYPE, Env, Symmetry, check_array, check_positive, check_split
 
 # %% auto #0
 __all__ = ['X', 'Y', 'Z', 'VX', 'VY', 'VZ', 'WX', 'WY', 'WZ', 'HALF', 'REST_SPEED', 'ELASTIC_SPEED', 'MAX_EVENTS_PER_FRAME',
-           'INERTIA', 'FLOOR', 'CEILING', 'PAIR', 'LOG_COLS', 'Balls', 'contact_time', 'contact_gap']
+           'INERTIA', 'FLOOR', 'CEILING', 'PAIR', 'LOG_COLS', 'IC_FAMILIES', 'CLUSTER_SHARE', 'Balls', 'contact_time',
+           'contact_gap']
 
 # %% ../../nbs/03_balls.ipynb #c005
 X, Y, Z, VX, VY, VZ, WX, WY, WZ = range(9)  # columns of the (n_balls, 9) state
@@ -250,17 +251,18 @@ def _copy(src, dst):
 
 
 @njit(cache=True)
-def _integrate(s, n_frames, frame_dt, r, e, g, beta, rough, frames, log):
-    "Advance `s` in place by `n_frames` frames; store every frame (or the last) in `frames`, events in `log`; return the impact count (-1: collapse)."
+def _integrate(s, n_frames, frame_dt, r, e, g, beta, rough, frames, log, rounded=False):
+    "Advance `s` in place by `n_frames` frames (each rounded to float32 if `rounded`); store every frame (or the last) in `frames`, events in `log`; return the impact count (-1: collapse)."
     n = s.shape[0]
     rest = np.empty(n, np.bool_)
-    for i in range(n):
-        rest[i] = g < 0.0 and s[i, Z] == r and s[i, VZ] == 0.0
+    r32 = np.float64(np.float32(r))  # where a resting ball sits in a float32 frame
     tw, kw, tp = np.empty(n), np.empty(n, np.int64), np.full((n, n), np.inf)
     count, nlog, nrm = 0, 0, np.empty(3)
     for f in range(n_frames):
         t = 0.0
-        for i in range(n):  # a fresh start each frame: frames compose exactly
+        for i in range(n):  # a fresh start each frame, from the frame's state alone: frames compose exactly
+            rest[i] = g < 0.0 and s[i, VZ] == 0.0 and (s[i, Z] == r or s[i, Z] == r32)
+        for i in range(n):
             _predict(s, i, rest, r, g, t, frame_dt, tw, kw, tp)
         events = 0
         while True:
@@ -305,6 +307,10 @@ def _integrate(s, n_frames, frame_dt, r, e, g, beta, rough, frames, log):
             if events > MAX_EVENTS_PER_FRAME:
                 return -1
         count += events
+        if rounded:  # the frame as a store holds it, and where the next frame starts from (`core.rollout`)
+            for i in range(n):
+                for k in range(s.shape[1]):
+                    s[i, k] = np.float32(s[i, k])
         if frames.shape[0] == n_frames or f == n_frames - 1:
             _copy(s, frames[f if frames.shape[0] == n_frames else 0])
     return count
@@ -316,6 +322,8 @@ _BANDS = {  # split -> (restitution intervals, gravity intervals, initial speed 
     "ood_far": (((0.40, 0.60), (0.98, 1.00)), ((-14.0, -11.5), (-8.0, -6.0)), ((0.25, 0.5), (4.0, 5.0))),
 }
 _BANDS["val"] = _BANDS["calib"] = _BANDS["test"] = _BANDS["train"]  # drawn from the training distribution
+IC_FAMILIES = ("gas", "cluster")  # initial-condition families (`Balls.family`)
+CLUSTER_SHARE = 0.5  # the share of trajectories that start as a struck cluster
 
 
 def _draw(rng, intervals) -> float:
@@ -369,6 +377,7 @@ class Balls(Env):
         if not (isinstance(tangential, (int, float)) and -1.0 <= tangential <= 1.0):
             raise ValueError(f"tangential must be in [-1, 1], got {tangential!r}")
         self.rough, self.tangential = bool(rough), float(tangential)
+        self._pairs = np.triu_indices(self.n_balls, 1)  # every pair once, for `check_state` (which runs every frame)
         fill = n_balls * 4 / 3 * np.pi * radius ** 3 / (1 - 2 * radius) ** 3
         if radius >= 0.25 or fill > 0.2:
             raise ValueError(f"radius={radius} with n_balls={n_balls} is too dense for random placement "
@@ -395,8 +404,20 @@ class Balls(Env):
 
     def initial_state(self, params: Balls.Params,  # the trajectory's physics (its speed band)
                       rng: np.random.Generator,  # the trajectory's own generator
+                      family: str | None = None,  # "gas" or "cluster"; None: "cluster" with probability `CLUSTER_SHARE`
                       ) -> np.ndarray:
-        "Balls at random places that do not overlap, moving in random directions at speeds from the band, no spin."
+        "A gas (every ball moving) or, with probability `CLUSTER_SHARE`, a resting cluster and one ball aimed at it; no spin."
+        if family is not None and family not in IC_FAMILIES:
+            raise ValueError(f"Unknown family {family!r}; choose one of {IC_FAMILIES}")
+        if family == "cluster" and self.n_balls < 2:
+            raise ValueError("the cluster family needs at least two balls (a cluster and one to strike it)")
+        gas = self._gas(params, rng)  # drawn first: gas trajectories keep the draws they had before clusters existed
+        if family is None:
+            family = "cluster" if self.n_balls > 1 and rng.random() < CLUSTER_SHARE else "gas"
+        return self._cluster(params, rng) if family == "cluster" else gas
+
+    def _gas(self, params: Balls.Params, rng: np.random.Generator) -> np.ndarray:
+        "Balls at random places that do not overlap, moving in random directions at speeds from the band."
         self._check_params(params)
         r, s = self.radius, np.zeros(self.state_shape)
         lo, hi = np.array([-HALF + r, -HALF + r, r]), np.array([HALF - r, HALF - r, 2 * HALF - r])
@@ -412,6 +433,29 @@ class Balls(Env):
             s[i, VX:VZ + 1] = rng.uniform(params.speed_min, params.speed_max) * d / np.linalg.norm(d)
         return s
 
+    def _cluster(self, params: Balls.Params, rng: np.random.Generator) -> np.ndarray:
+        "All balls but the last at rest, packed in a cube high in the box; the last aimed at one of them at a speed from the band."
+        r, n, s = self.radius, self.n_balls, np.zeros(self.state_shape)
+        a = r * max(1.5, 1.3 * (n - 1) ** (1 / 3))  # half-side of the cube the cluster's centres lie in (5 balls: 2.2 r)
+        lo, hi = np.array([-HALF + r + a, -HALF + r + a, r + a]), np.array([HALF - r - a, HALF - r - a, 2 * HALF - r - a])
+        if (lo > hi).any():
+            raise ValueError(f"{n} balls of radius {r} do not fit a cluster in the box")
+        lo[Z] = (lo[Z] + hi[Z]) / 2  # the upper half of the centres' range: struck before the cluster lands
+        c = rng.uniform(lo, hi)
+        box_lo, box_hi = np.array([-HALF + r, -HALF + r, r]), np.array([HALF - r, HALF - r, 2 * HALF - r])
+        for i in range(n):
+            for _ in range(10_000):
+                x = rng.uniform(c - a, c + a) if i < n - 1 else rng.uniform(box_lo, box_hi)  # the striker: anywhere
+                if (i == 0 or np.min(np.linalg.norm(s[:i, :3] - x, axis=1)) > 2 * r * (1 + 1e-6)) and (
+                        i < n - 1 or np.abs(x - c).max() > a + 2 * r):  # the striker starts outside the cluster's cube
+                    break
+            else:
+                raise RuntimeError("could not place the cluster without overlap")
+            s[i, :3] = x
+        aim = s[rng.integers(n - 1), :3] - s[n - 1, :3]  # all fall alike: in their free-falling frame it flies straight at it
+        s[n - 1, VX:VZ + 1] = rng.uniform(params.speed_min, params.speed_max) * aim / np.linalg.norm(aim)
+        return s
+
     def check_state(self, state: np.ndarray,  # (n_balls, 9) raw
                     name: str = "state",  # what an error message calls it
                     ) -> np.ndarray:
@@ -422,7 +466,7 @@ class Balls(Env):
         if out > tol:
             raise ValueError(f"{name}: a ball is outside the box by {out:.3g} (centres must lie in "
                              f"[-{HALF - r}, {HALF - r}]^2 x [{r}, {2 * HALF - r}])")
-        i, j = np.triu_indices(self.n_balls, 1)
+        i, j = self._pairs
         gap = np.linalg.norm(s[i, :3] - s[j, :3], axis=1) - 2 * r
         if gap.size and gap.min() < -tol * 2 * r:
             k = int(gap.argmin())
@@ -434,14 +478,17 @@ class Balls(Env):
             raise ValueError(f"params must be a Balls.Params, got {type(params).__name__}")
         return params
 
-    def _run(self, state, params, n_frames, record: bool, log_size: int = 0):
+    def _run(self, state, params, n_frames, record: bool, log_size: int = 0, rounded: bool = False):
         check_positive(n_frames, "n_frames", integer=True)
         p = self._check_params(params)
         s = self.check_state(state).copy()
-        frames = np.empty((n_frames if record else 1, *self.state_shape))
+        if rounded and not np.array_equal(s, s32 := s.astype(STORE_DTYPE)):  # (a stored frame is already rounded)
+            s = self.check_state(s32, "state (rounded to float32)")  # the start as a store holds it, checked as `advance` would
+        frames = np.empty((n_frames + 1 if record else 1, *self.state_shape))  # recorded: the start, then every frame
+        frames[0] = s
         log = np.empty((log_size, len(LOG_COLS)))
         count = _integrate(s, int(n_frames), self.frame_dt, self.radius, float(p.restitution), float(p.gravity),
-                           self.tangential if self.rough else -1.0, self.rough, frames, log)
+                           self.tangential if self.rough else -1.0, self.rough, frames[1:] if record else frames, log, rounded)
         if count < 0:
             raise RuntimeError(f"more than {MAX_EVENTS_PER_FRAME} impacts in one frame (inelastic collapse)")
         return frames, log[:min(count, log_size)], count
@@ -457,16 +504,16 @@ class Balls(Env):
                 params: Balls.Params,  # the trajectory's physics
                 n_frames: int,  # frames after the initial one
                 ) -> np.ndarray:
-        "The trajectory `(n_frames + 1, n_balls, 9)` in one compiled call (identical to frame-by-frame `advance`)."
-        frames = self._run(state, params, n_frames, record=True)[0]
-        return np.concatenate([self.check_state(state)[None], frames])
+        "The reference solution `(n_frames + 1, n_balls, 9)` in one compiled call: the shared `rollout`'s float32 frames, bit for bit."
+        return self._run(state, params, n_frames, record=True, rounded=True)[0].astype(STORE_DTYPE)
 
     def events(self, state: np.ndarray,  # the initial (n_balls, 9) raw state
                params: Balls.Params,  # the trajectory's physics
                n_frames: int,  # frames to advance
-               max_events: int = 100_000):  # rows of the log kept (the count goes on beyond it)
+               max_events: int = 100_000,  # rows of the log kept (the count goes on beyond it)
+               rounded: bool = False):  # round every frame to float32 as `rollout` does: the impacts of the stored trajectory
         "Final state, impact count and the event log (one row per impact, columns `LOG_COLS`)."
-        frames, log, count = self._run(state, params, n_frames, record=False, log_size=max_events)
+        frames, log, count = self._run(state, params, n_frames, record=False, log_size=max_events, rounded=rounded)
         return frames[0], count, log
 
     def invariants(self, state: np.ndarray,  # (n_balls, 9) raw
@@ -487,6 +534,26 @@ class Balls(Env):
         return np.array([p.restitution, p.gravity], dtype=np.float32)
 
     # -- optional capabilities of the Env contract ----------------------------------------------------------
+    def family(self, params: Balls.Params,  # the trajectory's physics (unused)
+               state: np.ndarray,  # its initial raw state
+               ) -> str:
+        "'cluster' (every ball but one at rest) or 'gas' (every ball moving)."
+        still = (np.asarray(state)[:, VX:VZ + 1] == 0).all(axis=1)
+        return "cluster" if self.n_balls > 1 and still.sum() == self.n_balls - 1 else "gas"
+
+    def trivial_scores(self, states: np.ndarray,  # (B, n_balls, 9) raw start states
+                       params: list,  # their B `Params` (unused)
+                       ) -> dict[str, np.ndarray]:
+        "Physics a map must beat: balls closer than 2 diameters to another or to a wall (`near_contacts`), and the kinetic energy."
+        x = np.asarray(states, np.float64)
+        pos, vel = x[..., X:Z + 1], x[..., VX:VZ + 1]
+        gap = np.linalg.norm(pos[:, :, None] - pos[:, None, :], axis=-1) - 2 * self.radius
+        n = self.n_balls
+        pairs = (gap[:, ~np.eye(n, dtype=bool)].reshape(len(x), n, n - 1) < 2 * self.radius).sum((1, 2)) / 2
+        wall = np.concatenate([HALF - np.abs(pos[..., :2]), np.minimum(pos[..., 2:], 2 * HALF - pos[..., 2:])], -1)
+        walls = (wall - self.radius < 2 * self.radius).sum((1, 2))  # resting on the floor counts: contacts wait there
+        return dict(near_contacts=(pairs + walls).astype(np.float64), kinetic_energy=0.5 * (vel ** 2).sum((1, 2)))
+
     def symmetries(self) -> list[Symmetry]:
         "Mirrors in x and y and the x-y swap (spins are axial vectors), and two reorderings of the identical balls."
         n = self.n_balls

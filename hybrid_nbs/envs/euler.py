@@ -13,7 +13,7 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ..core import IN_DISTRIBUTION, Env, check_array, check_positive, check_split, SolverSetting, SurrogateDefaults, coarser_grid, dihedral_symmetries, make_rng
+from ..core import IN_DISTRIBUTION, STORE_DTYPE, Env, check_array, check_positive, check_split, SolverSetting, SurrogateDefaults, coarser_grid, dihedral_symmetries, make_rng
 
 # %% auto #0
 __all__ = ['RHO', 'MOM_X', 'MOM_Y', 'ENERGY', 'LIMITERS', 'MAX_SUBSTEPS', 'SCHEMES', 'RIEMANN_CONFIGS', 'SEDOV_RADIUS',
@@ -523,6 +523,21 @@ class Euler(Env):
         for _ in range(n_frames):
             U = self._stepper.advance_time(U, self.frame_dt, params.gamma)
         return U
+
+    def rollout(self, state,  # (4, n, n) conserved raw state
+                params,  # the trajectory's knobs (the solver reads gamma)
+                n_frames):  # frames after the initial one
+        "The reference solution: the shared `rollout`'s float32 frames bit for bit, the start checked once (as `advance` does)."
+        check_positive(n_frames, "n_frames", integer=True)
+        check_positive(params.gamma - 1.0, "gamma - 1")
+        frames = np.empty((n_frames + 1, *self.state_shape), STORE_DTYPE)
+        frames[0] = self.check_state(state)
+        self.check_state(frames[0], "state (rounded to float32)")
+        for k in range(n_frames):  # the frame loop of `advance`, each frame rounded as stored before the next
+            frames[k + 1] = self._stepper.advance_time(frames[k].astype(np.float64), self.frame_dt, params.gamma)
+        if not np.isfinite(frames[-1]).all():
+            raise ValueError("Euler: a frame is not finite in float32 (the dtype the reference solution rounds to)")
+        return frames
 
     def advance_time(self, state,  # (4, n, n) conserved raw state
                      params,  # the trajectory's knobs (the solver reads gamma)

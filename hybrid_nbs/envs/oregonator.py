@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from ..core import (Env, check_array, check_positive, check_split, SolverSetting, SurrogateDefaults, coarser_grid, dihedral_symmetries,
+from ..core import (STORE_DTYPE, Env, check_array, check_positive, check_split, SolverSetting, SurrogateDefaults, coarser_grid, dihedral_symmetries,
                              translation_symmetries)
 
 # %% auto #0
@@ -351,20 +351,41 @@ class Oregonator(Env):
         check_positive(n_frames, "n_frames", integer=True)
         p = self._check_params(params)
         state = self.check_state(state)
-        K = self.n_steps(p)
-        h = self.frame_dt / K
         out = np.array(state, dtype=np.float64, order="C")  # a copy; the kernel works in place
+        for _ in range(n_frames):  # one compiled call per frame: Ctrl-C is honoured between frames
+            self._frame(out, p)
+        return self._finite(out, p)
+
+    def rollout(self, state: np.ndarray,  # the initial (2, n, n) raw state
+                params: OregonatorParams,  # the trajectory's physics
+                n_frames: int,  # frames after the initial one
+                ) -> np.ndarray:
+        "The reference solution: the shared `rollout`'s float32 frames bit for bit, the start checked once (as `advance` does)."
+        check_positive(n_frames, "n_frames", integer=True)
+        p = self._check_params(params)
+        frames = np.empty((n_frames + 1, *self.state_shape), STORE_DTYPE)
+        frames[0] = self.check_state(state)
+        x = self.check_state(frames[0], "state (rounded to float32)").copy()
+        for k in range(n_frames):  # the frame loop of `advance`, each frame rounded as stored before the next
+            self._frame(x, p)
+            frames[k + 1] = x
+            x[...] = frames[k + 1]
+        self._finite(frames, p)
+        return frames
+
+    def _frame(self, x: np.ndarray, p: OregonatorParams):
+        "One frame in place on the float64 state `x`: `n_steps(p)` steps of the scheme."
+        K = self.n_steps(p)
         if self.scheme == "imex":
-            for _ in range(n_frames):  # one compiled call per frame: Ctrl-C is honoured between frames
-                _imex_kernel(out[self.U], out[self.V], K, h, p.f, p.eps, p.q, p.D, 1.0 / self.dx ** 2)
+            _imex_kernel(x[self.U], x[self.V], K, self.frame_dt / K, p.f, p.eps, p.q, p.D, 1.0 / self.dx ** 2)
         else:
-            taps = self._taps(p.D, h)
-            for _ in range(n_frames):
-                _advance_kernel(out[self.U], out[self.V], 1, K, h, *taps, p.f, p.eps, p.q)
-        if not np.isfinite(out).all():
+            _advance_kernel(x[self.U], x[self.V], 1, K, self.frame_dt / K, *self._taps(p.D, self.frame_dt / K), p.f, p.eps, p.q)
+
+    def _finite(self, x: np.ndarray, p: OregonatorParams) -> np.ndarray:
+        if not np.isfinite(x).all():
             raise ValueError(f"Oregonator: the reaction step diverged (non-finite state) at f={p.f:g}, eps={p.eps:g}, "
                              f"q={p.q:g}")
-        return out
+        return x
 
     # -- optional capabilities of the Env contract ----------------------------------------------------------
     def family(self, params: OregonatorParams,  # the trajectory's physics
