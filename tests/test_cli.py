@@ -91,7 +91,9 @@ def test_a_job_killed_in_a_lane_or_interrupted_resumes(tmp_path):
         os.kill(int(pid), signal.SIGKILL)
     _, err = p.communicate(timeout=300)
     assert p.returncode == 1 and "train balls seed1 failed (exit status -9)" in err, err[-2000:]
-    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # a job started from a background shell inherits SIGINT ignored, and Python keeps it so: give Ctrl-C its default back
+    p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert _wait_for(log, "start  experiments/hybrid_balls.ipynb", p)
     p.send_signal(signal.SIGINT)  # Ctrl-C in the notebook: the job stops its lanes and says how to resume
     _, err = p.communicate(timeout=120)
