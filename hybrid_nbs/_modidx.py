@@ -148,6 +148,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                    'hybrid_nbs.claims.claim_speed': ('claims.html#claim_speed', 'hybrid_nbs/claims.py'),
                                    'hybrid_nbs.claims.claims_markdown': ('claims.html#claims_markdown', 'hybrid_nbs/claims.py'),
                                    'hybrid_nbs.claims.load_results': ('claims.html#load_results', 'hybrid_nbs/claims.py'),
+                                   'hybrid_nbs.claims.resolvable': ('claims.html#resolvable', 'hybrid_nbs/claims.py'),
                                    'hybrid_nbs.claims.rules_markdown': ('claims.html#rules_markdown', 'hybrid_nbs/claims.py')},
             'hybrid_nbs.cli': { 'hybrid_nbs.cli._parser': ('cli.html#_parser', 'hybrid_nbs/cli.py'),
                                 'hybrid_nbs.cli.command_profile': ('cli.html#command_profile', 'hybrid_nbs/cli.py'),

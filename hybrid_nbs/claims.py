@@ -13,9 +13,9 @@ from typing import Mapping, Sequence
 from .evidence import FLOORS, PROTOCOL_VERSION, holm
 
 # %% auto #0
-__all__ = ['PAPER_CLAIMS', 'VERDICTS', 'ALPHA', 'RULES', 'load_results', 'rules_markdown', 'claim_horizons', 'claim_cells',
-           'claim_ranking', 'claim_baselines', 'claim_speed', 'claim_mode2', 'claim_coverage', 'claim_rows',
-           'claims_markdown']
+__all__ = ['PAPER_CLAIMS', 'VERDICTS', 'ALPHA', 'RULES', 'load_results', 'rules_markdown', 'resolvable', 'claim_horizons',
+           'claim_cells', 'claim_ranking', 'claim_baselines', 'claim_speed', 'claim_mode2', 'claim_coverage',
+           'claim_rows', 'claims_markdown']
 
 # %% ../nbs/10d_claims.ipynb #a1309b84
 PAPER_CLAIMS = {  # the abstract's and headline table's claims, in our words, with the paper's numbers
@@ -68,12 +68,12 @@ RULES = {  # written before the numbers; `claim_rows` applies them mechanically
               point="test, longest trained horizon, every start frame", magnitude="0.807 (Euler, test)",
               rule="holds: CI above 0.5, reaching 0.807, and better than the gradient indicator; holds in part: above 0.5 only; "
                    "does not hold: otherwise"),
-    "3": dict(statistic="per-trajectory AUROC (top 25% by absolute error), pooled; the map minus each floor and trivial score, paired, Holm over horizons",
+    "3": dict(statistic="per-trajectory AUROC (top 25% by absolute error), pooled; the map minus each floor and trivial score, paired, Holm over horizons; power: the median smallest difference resolvable at 80% power",
               point="test, every ladder horizon h >= 2, every start frame", magnitude="0.82 (the paper's lowest over h = 2..64)",
               rule="holds: beats both family floors (where there are two families) and every trivial score at every horizon "
                    "(Holm-adjusted p < 0.05 and CI above 0), reaching 0.82 at every horizon; holds in part: beats them at "
                    "some horizon; does not hold: at none"),
-    "4": dict(statistic="per-trajectory AUROC, the map minus each external baseline, paired, equivalence margin 0.03",
+    "4": dict(statistic="per-trajectory AUROC, the map minus each external baseline, paired, equivalence margin 0.03; power as claim 3",
               point="the longest trained horizon, test and both OOD splits; pooled, and within families where a split has two",
               magnitude="0.94 vs 0.74 against kNN conformal (+0.20); 0.966 vs 0.969 against the ensemble",
               rule="distinct comparisons only (the map's own variants, floors and trivial scores are not baselines); holds: none "
@@ -119,6 +119,17 @@ def _ladder(r: dict) -> list[int]:
 def _floors(r: dict, split: str = "test") -> list[str]:
     "The family floors that mean something on `split`: none where it holds one family."
     return list(FLOORS) if len(r["families"][split]) > 1 else []
+
+
+def resolvable(diffs: Sequence) -> float | None:
+    "Median smallest difference that paired 95% CIs `diffs` ([value, lo, hi] each) resolve at 80% power."
+    # a CI of width w has standard error w / (2 z_0.975); a true difference (z_0.975 + z_0.8) standard errors away is
+    # excluded from zero four times in five
+    w = sorted(d[2] - d[1] for d in diffs if d and d[1] is not None and math.isfinite(d[2] - d[1]))
+    if not w:
+        return None
+    mid = (w[(len(w) - 1) // 2] + w[len(w) // 2]) / 2
+    return mid * (1.959964 + 0.841621) / (2 * 1.959964)
 
 
 def claim_horizons(r: dict) -> tuple[str, str]:
@@ -171,6 +182,8 @@ def claim_ranking(r: dict, horizons: Sequence[int], magnitude: float) -> tuple[s
             f"horizons (Holm)" + (f"; not beaten somewhere: {', '.join(lost)}" if lost else "")
             + (f"; below the paper's {magnitude} at h = {', '.join(map(str, short))}" if short else "")
             + f"; on relative error {min(rel):.2f}-{max(rel):.2f}" + ("" if _floors(r) else "; one family: no family floor"))
+    power = resolvable([rks[h]["pooled"][o]["diff"] for h, o in pairs])
+    ours += f"; resolvable difference (80% power) {power:.3f}" if power is not None else ""
     if len(wins) == len(horizons) and not short:
         return ours, "holds"
     return ours, "holds in part" if wins else "does not hold"
@@ -179,7 +192,7 @@ def claim_ranking(r: dict, horizons: Sequence[int], magnitude: float) -> tuple[s
 def claim_baselines(r: dict) -> tuple[str, str]:
     "(ours, verdict) of claim 4: the map against each external baseline, distinct comparisons only, with the margin rule."
     tally, named = {v: 0 for v in ("better", "indistinguishable", "inconclusive", "worse")}, {"worse": [], "inconclusive": []}
-    widths = []
+    widths, diffs = [], []
     for sp, by_target in r["baselines"].items():
         rk = by_target["error"]
         for key in ("pooled", "family_mean") if len(r["families"][sp]) > 1 else ("pooled",):
@@ -188,6 +201,7 @@ def claim_baselines(r: dict) -> tuple[str, str]:
                         or row["verdict"] not in tally):
                     continue
                 tally[row["verdict"]] += 1
+                diffs.append(row["diff"])
                 if row["verdict"] in named:
                     named[row["verdict"]].append(f"{name} ({sp}{', within families' if key == 'family_mean' else ''})")
                 if row["verdict"] == "indistinguishable":
@@ -198,6 +212,8 @@ def claim_baselines(r: dict) -> tuple[str, str]:
             + f"), {tally['inconclusive']} inconclusive, {tally['worse']} worse"
             + "".join(f"; {k}: {', '.join(v)}" for k, v in named.items() if v)
             + (f"; test AUROC minus kNN conformal {_ci(knn['diff'])} (paper +0.20)" if knn else ""))
+    power = resolvable(diffs)
+    ours += f"; resolvable difference (80% power) {power:.3f}" if power is not None else ""
     if tally["worse"]:
         return ours, "does not hold" if tally["worse"] > tally["better"] else "holds in part"
     if tally["inconclusive"]:

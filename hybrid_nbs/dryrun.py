@@ -339,8 +339,8 @@ def dry_run(profile: str | Profile = "paper",  # the profile to project
     with tempfile.TemporaryDirectory(prefix="hnwm-dry-run-") if scratch is None else nullcontext(scratch) as root:
         root = Path(root)
         disk = sum(n_traj * (frames or e.split_frames(prof, s)) * math.prod(e.state_shape) * 4 for e in envs for s in SPLITS)
-        # per environment: its train split in memory (float32), one float64 rollout, and the model's training step
-        mem = max(n_traj * max(frames or e.split_frames(prof, s) for s in SPLITS) * math.prod(e.state_shape) * 12
+        # per environment: its train split in memory (float32), one rollout (float32: `rollout` returns the stored reference solution), and the model's training step
+        mem = max(n_traj * max(frames or e.split_frames(prof, s) for s in SPLITS) * math.prod(e.state_shape) * 8
                   + activation_bytes(_blank_model(e, prof), batch) for e in envs)
         fits = check_fits(f"the {prof.name} dry run", root, disk=disk, memory=mem,
                           hint="pass --scratch on a larger disk, or --frames / --env to do less")
