@@ -8,8 +8,10 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import math
 import os
 import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 
 from .core import PROFILE_ENV_VAR, PROFILES, SPLITS, get_profile
@@ -18,7 +20,7 @@ from .lanes import run_job
 from .paths import checkout_root, project_root
 
 # %% auto #0
-__all__ = ['FALLBACK_PROFILES', 'dev_tool', 'command_profile', 'main']
+__all__ = ['SEED_MAX', 'MAX_PROCESSES', 'FALLBACK_PROFILES', 'dev_tool', 'command_profile', 'main']
 
 # %% ../nbs/11_cli.ipynb #c012
 def dev_tool(
@@ -42,6 +44,43 @@ def dev_tool(
     return mod
 
 # %% ../nbs/11_cli.ipynb #c015
+SEED_MAX = 2**32 - 1  # the largest seed numpy and torch both take
+MAX_PROCESSES = 4 * (os.cpu_count() or 1)  # workers, threads or lanes: beyond 4 per core a run only thrashes (or is OOM-killed)
+
+
+def _int_in(lo: int, hi: int):
+    "An argparse type: an integer from `lo` to `hi`, refused with the allowed range (never a traceback, never an OOM)."
+    def integer(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not an integer (allowed: {lo} to {hi:,})") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"{text[:40]} is out of range (allowed: {lo} to {hi:,})")
+        return v
+    return integer
+
+
+def _float_in(lo: float, hi: float):
+    "An argparse type: a finite number above `lo` and at most `hi`."
+    def number(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not a number (allowed: above {lo:g}, up to {hi:g})") from None
+        if not (math.isfinite(v) and lo < v <= hi):
+            raise argparse.ArgumentTypeError(f"{text[:40]} is out of range (allowed: above {lo:g}, up to {hi:g})")
+        return v
+    return number
+
+
+def _folder(text: str) -> Path:
+    "An argparse type: a folder path, never the empty string (which would silently mean the working folder)."
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty; name a folder, or leave the option out for the default")
+    return Path(text)
+
+
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="hnwm", description="Hybrid neural world models: reproduce, benchmark, document.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -52,15 +91,16 @@ def _parser() -> argparse.ArgumentParser:
     stage = argparse.ArgumentParser(add_help=False, parents=[profile])
     stage.add_argument("--env", default="all", help="a registered environment (" + ", ".join(ENV_NAMES) + "), 'all', "
                        "or the import path of your own Env subclass, module:Class (default: all)")
-    stage.add_argument("--root", type=Path, help="data folder holding <profile>/<env>/ (default: data/)")
-    stage.add_argument("--seed", type=int, default=0)
+    stage.add_argument("--root", type=_folder, help="data folder holding <profile>/<env>/ (default: data/ under "
+                       "$HYBRID_NBS_ROOT, else under the checkout)")
+    stage.add_argument("--seed", type=_int_in(0, SEED_MAX), default=0, help="training seed (default: 0)")
     out = argparse.ArgumentParser(add_help=False)
-    out.add_argument("--out", type=Path, help="folder for _runs/, results/, figures/ and tables/ (default: the checkout at laptop, "
+    out.add_argument("--out", type=_folder, help="folder for _runs/, results/, figures/ and tables/ (default: the checkout at laptop, "
                      "_out/<profile>/ in it at the other profiles)")
     job = argparse.ArgumentParser(add_help=False, parents=[profile, out])
     job.add_argument("--only", nargs="+", metavar="NAME",
                      help="run only the notebooks (or executed copies) whose path contains one of these, with what they need")
-    job.add_argument("--jobs", type=int, help="lanes: tasks run at once, one thread each (default: the cores, capped by memory)")
+    job.add_argument("--jobs", type=_int_in(1, MAX_PROCESSES), help="lanes: tasks run at once, one thread each (default: the cores, capped by memory)")
     job.add_argument("--force", action="store_true", help="run every task again, reusing nothing the last runs made")
     sub.add_parser("reproduce", parents=[job], help="the main job: the evidence of the claims ledger and the paper's tables "
                    "(make reproduce)")
@@ -69,33 +109,33 @@ def _parser() -> argparse.ArgumentParser:
     g = sub.add_parser("data", parents=[stage], help="build the trajectory datasets (Zarr stores), their cards and normalisation")
     g.add_argument("--split", default="all", choices=(*SPLITS, "all"))
     g.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786 (default: $HYBRID_NBS_SCHEDULER)")
-    g.add_argument("--workers", type=int, help="local Dask workers (default: one per core; 0: no Dask)")
+    g.add_argument("--workers", type=_int_in(0, MAX_PROCESSES), help="local Dask workers (default: one per core; 0: no Dask)")
     g.add_argument("--overwrite", action="store_true", help="delete and rebuild existing stores")
     g.add_argument("--verify", action="store_true", help="re-check finished trajectories and rebuild damaged ones")
     t = sub.add_parser("train", parents=[stage], help="train (or resume) the surrogate; also under torchrun (DDP)")
-    t.add_argument("--epochs", type=int, help="override the profile's epochs")
-    t.add_argument("--threads", type=int, help="torch threads (default: the profile's, divided among local ranks)")
-    t.add_argument("--workers", type=int, help="DataLoader workers reading a split larger than --memory-gb (default: the profile's)")
-    t.add_argument("--memory-gb", type=float, help="hold a split in memory when it is smaller than this (default: the profile's)")
+    t.add_argument("--epochs", type=_int_in(1, 10**6), help="override the profile's epochs")
+    t.add_argument("--threads", type=_int_in(1, MAX_PROCESSES), help="torch threads (default: the profile's, divided among local ranks)")
+    t.add_argument("--workers", type=_int_in(0, MAX_PROCESSES), help="DataLoader workers reading a split larger than --memory-gb (default: the profile's)")
+    t.add_argument("--memory-gb", type=_float_in(0, 2**20), help="hold a split in memory when it is smaller than this (default: the profile's)")
     t.add_argument("--no-resume", action="store_true", help="start afresh instead of resuming from the last checkpoint")
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
     e = sub.add_parser("evaluate", parents=[stage], help="score a trained surrogate on calib/test/OOD pairs (rows saved) and Mode 2")
-    e.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for the confidence intervals")
-    e.add_argument("--starts", type=int, default=4, help="start frames per trajectory and horizon")
-    e.add_argument("--threads", type=int, default=1, help="threads of the scoring (torch and numba)")
+    e.add_argument("--n-boot", type=_int_in(1, 10**6), default=1000, help="bootstrap resamples for the confidence intervals")
+    e.add_argument("--starts", type=_int_in(1, 10**4), default=4, help="start frames per trajectory and horizon")
+    e.add_argument("--threads", type=_int_in(1, MAX_PROCESSES), default=1, help="threads of the scoring (torch and numba)")
     y = sub.add_parser("dry-run", parents=[out], help="build, train and evaluate a few trajectories at a profile's sizes; "
                        "project disk, CPU-hours and GPU-hours of the full run")
     y.add_argument("--profile", default=None, choices=tuple(PROFILES),
                    help="the profile to project (default: $HYBRID_NBS_PROFILE, else paper)")
     y.add_argument("--env", default="all", help="a registered environment, 'all', or module:Class (default: all)")
-    y.add_argument("--scratch", type=Path, help="data folder of the small builds (default: a temporary folder, removed)")
-    y.add_argument("--trajectories", type=int, default=2, help="trajectories built per split (default: 2)")
-    y.add_argument("--frames", type=int, help="frames per trajectory of every split (default: the profile's; fewer: faster)")
-    y.add_argument("--steps", type=int, default=2, help="timed training steps per environment (default: 2)")
-    y.add_argument("--batch", type=int, default=2, help="rows per timed training step (default: 2)")
-    y.add_argument("--threads", type=int, default=1, help="solver and torch threads (default: 1)")
-    y.add_argument("--gpu-tflops", type=float, help="peak TFLOP/s of the GPU projected for (default: H100/H200 bf16 dense, 989)")
-    y.add_argument("--utilisation", type=float, help="share of that peak assumed reached (default: 0.3)")
+    y.add_argument("--scratch", type=_folder, help="data folder of the small builds (default: a temporary folder, removed)")
+    y.add_argument("--trajectories", type=_int_in(1, 10**4), default=2, help="trajectories built per split (default: 2)")
+    y.add_argument("--frames", type=_int_in(2, 10**6), help="frames per trajectory of every split (default: the profile's; fewer: faster)")
+    y.add_argument("--steps", type=_int_in(1, 10**6), default=2, help="timed training steps per environment (default: 2)")
+    y.add_argument("--batch", type=_int_in(1, 10**6), default=2, help="rows per timed training step (default: 2)")
+    y.add_argument("--threads", type=_int_in(1, MAX_PROCESSES), default=1, help="solver and torch threads (default: 1)")
+    y.add_argument("--gpu-tflops", type=_float_in(0, 10**6), help="peak TFLOP/s of the GPU projected for (default: H100/H200 bf16 dense, 989)")
+    y.add_argument("--utilisation", type=_float_in(0, 1), help="share of that peak assumed reached (default: 0.3)")
     y.add_argument("--save", action="store_true", help="write tables/<profile>_projection.json and .md under --out")
     b = sub.add_parser("bench", parents=[profile, out], help="benchmarks")
     b.add_argument("what", choices=("solvers",), help="what to benchmark")
@@ -137,9 +177,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "data":
             from hybrid_nbs.dryrun import check_data_fits
             from hybrid_nbs.pipeline import data_main
-            check_data_fits(args.env, prof, args.split, args.root)  # a full disk stops it before it starts
-            recs = data_main(args.env, prof, args.split, root=args.root, scheduler=args.scheduler,
-                             workers=args.workers, overwrite=args.overwrite, seed=args.seed, verify=args.verify)
+            # stdout carries one JSON record per line: what a user's module prints on import or while simulating goes
+            # to stderr, so that `hnwm data ... | jq` still parses
+            with redirect_stdout(sys.stderr):
+                check_data_fits(args.env, prof, args.split, args.root)  # a full disk stops it before it starts
+                recs = data_main(args.env, prof, args.split, root=args.root, scheduler=args.scheduler,
+                                 workers=args.workers, overwrite=args.overwrite, seed=args.seed, verify=args.verify)
             for r in recs:
                 print(json.dumps(r, default=str))
             return 0

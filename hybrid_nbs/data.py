@@ -13,6 +13,7 @@ import logging
 import os
 import shutil
 import sys
+import threading
 import time
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -26,8 +27,9 @@ from .envs import REGISTRY, config_changes, env_path, validate_env
 from .paths import data_root, store_path
 
 # %% auto #0
-__all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'solver_hash', 'plan_trajectories', 'check_unique', 'open_store', 'read_meta',
-           'check_identity', 'stored_params', 'read_trajectory', 'dask_client', 'store_bytes', 'build_dataset']
+__all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'CONNECT_SECONDS', 'solver_hash', 'plan_trajectories', 'check_unique',
+           'open_store', 'read_meta', 'check_identity', 'stored_params', 'read_trajectory', 'dask_client',
+           'store_bytes', 'build_dataset']
 
 # %% ../nbs/04_data.ipynb #c005
 SCHEDULER_ENV_VAR = "HYBRID_NBS_SCHEDULER"  # a Dask scheduler address, e.g. tcp://host:8786
@@ -129,6 +131,14 @@ def _missing_store(path: Path) -> str:
     return f"no {split} split at {path}; build it with `hnwm data --env {env} --profile {profile} --split {split}{where}`"
 
 
+def _misplaced(path: Path, attrs) -> str:
+    "Where the split, environment and profile a store records differ from those its `<profile>/<env>/<split>.zarr` path names."
+    named = dict(split=path.stem, env=path.parent.name, profile=path.parent.parent.name)
+    if path.suffix != ".zarr" or named["split"] not in SPLITS or named["profile"] not in PROFILES:
+        return ""  # a store outside the data layout names nothing to compare with
+    return "; ".join(f"{k}: recorded {attrs.get(k)!r}, path says {v!r}" for k, v in named.items() if attrs.get(k) != v)
+
+
 def open_store(path: str | Path, mode: str = "r",
                complete: bool = False) -> zarr.Group:  # also refuse a store whose build has not finished
     "Open the dataset store at `path`, raising a `ValueError` that says what to do if it is not one."
@@ -145,6 +155,9 @@ def open_store(path: str | Path, mode: str = "r",
     if missing:
         raise ValueError(f"{path} is not a hybrid_nbs dataset store (missing {missing}); "
                          "rebuild it with overwrite=True (hnwm data --overwrite)")
+    if moved := _misplaced(path, g.attrs):
+        raise ValueError(f"{path} holds another store ({moved}): a copied or renamed store would train or score the "
+                         "wrong data; move it back, or rebuild this one with `hnwm data --overwrite`")
     if complete and not (done := read_meta(g, "done")).all():
         raise ValueError(f"{path} is incomplete ({int(done.sum())} of {done.size} trajectories done); "
                          "resume the build with `hnwm data` (build_dataset) before using it")
@@ -225,6 +238,32 @@ def _trajectory_task(env: Env, path: str, split: str, seed: int, i: int, n_frame
     return i, _sha(x)
 
 
+CONNECT_SECONDS = 10  # how long a scheduler may take to answer before `hnwm data` gives up on it
+
+
+def _connect(addr: str, seconds: float = CONNECT_SECONDS):
+    "A `Client` of the scheduler at `addr`, or within about `seconds` a `ValueError` naming it, whatever the peer does."
+    from distributed import Client
+    box = {}
+
+    def attempt():
+        try:
+            box["client"] = Client(addr, timeout=f"{seconds}s")
+        except BaseException as e:  # noqa: BLE001 - a garbled reply comes back as MemoryError, a refusal as OSError
+            box["error"] = e
+    # a peer that accepts TCP but never speaks Dask holds the handshake past Client's own timeout: wait in a daemon
+    # thread, so that giving up neither hangs this call nor the interpreter's exit
+    t = threading.Thread(target=attempt, name="hnwm-dask-connect", daemon=True)
+    t.start()
+    t.join(seconds + 2)
+    if "client" in box:
+        return box["client"]
+    e = box.get("error")
+    why = f"{type(e).__name__}: {str(e)[:200]}" if e is not None else f"no Dask answer in {seconds + 2:g} s"
+    raise ValueError(f"cannot reach the Dask scheduler at {addr} ({why}); start it, or unset {SCHEDULER_ENV_VAR} / "
+                     "--scheduler to use a local cluster")
+
+
 @contextmanager
 def dask_client(scheduler: str | None = None, workers: int | None = None):
     "A Dask client: the cluster at `scheduler` (or $HYBRID_NBS_SCHEDULER), else a local one; `None` if workers == 0."
@@ -233,12 +272,7 @@ def dask_client(scheduler: str | None = None, workers: int | None = None):
     if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool) or workers < 0):
         raise ValueError(f"workers must be a non-negative integer (0: no Dask, run in this process), got {workers!r}")
     if addr:
-        try:
-            client = Client(addr, timeout="10s")
-        except (OSError, TimeoutError) as e:
-            raise ValueError(f"cannot reach the Dask scheduler at {addr} ({type(e).__name__}: {e}); start it, or "
-                             f"unset {SCHEDULER_ENV_VAR} / --scheduler to use a local cluster") from None
-        with client:
+        with _connect(addr) as client:
             yield client
     elif workers == 0:
         yield None

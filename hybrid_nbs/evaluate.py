@@ -18,7 +18,7 @@ import numpy as np
 from .core import Env, check_positive, check_split, get_profile, threads
 from .data import open_store, read_trajectory, stored_params
 from .envs import make_env
-from .paths import eval_path, store_path
+from .paths import eval_path, store_path, write_atomic
 from .errormap import step_doubling
 from .baselines import normalised
 from .baselines_fit import (BASELINES, baseline_applies, calib_folds, calibrate_conformal, calibrate_knn_conformal,
@@ -320,12 +320,7 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
                                     solve_at=(design["h_max"], 0) if split == "test" else None)
             out["n"][split] = len(d0.states)
             out["seconds_per_traj"][split] = secs
-            if save:
-                out["records"][split] = str(save_records(records_path(env, prof, seed, split, root), rec,
-                                                         dict(env=env.name, profile=prof.name, seed=seed, split=split,
-                                                              model=digest)))
-            else:
-                out["records"][split] = rec
+            out["records"][split] = rec
             if split == "calib":
                 calib = data
             if split == "test":
@@ -333,9 +328,12 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
         out["mode2"] = mode2_sweep(env, model, calib, test0, design["h_max"])
     out["baseline_fit_seconds"] = dict(fit_seconds or {})
     if save:
-        path = eval_path(env, prof, seed, root)
-        tmp = path.with_name(path.name + ".partial")
-        tmp.write_text(json.dumps(dict(out, protocol=PROTOCOL_VERSION), indent=1, default=float)); tmp.replace(path)
+        # every split's records, then the summary, in one go at the end: a run killed while scoring leaves the last
+        # run's files whole, never one split of a new model beside the others of an old one
+        for split, rec in out["records"].items():
+            meta = dict(env=env.name, profile=prof.name, seed=seed, split=split, model=digest)
+            out["records"][split] = str(save_records(records_path(env, prof, seed, split, root), rec, meta))
+        write_atomic(eval_path(env, prof, seed, root), json.dumps(dict(out, protocol=PROTOCOL_VERSION), indent=1, default=float))
     return out
 
 # %% ../nbs/10a_evaluate.ipynb #c015

@@ -5,6 +5,7 @@
 # %% ../nbs/09b_evidence.ipynb #efe72885
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
@@ -14,6 +15,7 @@ import numpy as np
 from .core import check_positive
 from .metrics import _rank_metrics, spearman, top_fraction, traj_auroc
 from .metrics_ci import _interval
+from .paths import write_atomic
 
 # %% auto #0
 __all__ = ['METRICS', 'FLOORS', 'EQUIVALENCE_MARGIN', 'GATES', 'PROTOCOL_VERSION', 'cluster_resamples', 'cluster_weights',
@@ -361,12 +363,10 @@ def save_records(path, records: Mapping[str, np.ndarray], meta: Mapping) -> Path
     for k, v in records.items():
         if np.asarray(v).dtype == object:
             raise ValueError(f"record column {k!r} holds Python objects; store numbers or strings")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".partial.npz")
-    np.savez_compressed(tmp, __meta__=np.array(json.dumps(dict(meta, protocol=PROTOCOL_VERSION), default=float)),
+    buf = io.BytesIO()  # written whole, then published by `write_atomic`: no `.partial.npz` left by a failed write
+    np.savez_compressed(buf, __meta__=np.array(json.dumps(dict(meta, protocol=PROTOCOL_VERSION), default=float)),
                         **{k: np.asarray(v) for k, v in records.items()})
-    tmp.replace(path)
-    return path
+    return write_atomic(path, buf.getvalue())
 
 
 def load_records(path) -> tuple[dict[str, np.ndarray], dict]:

@@ -127,8 +127,12 @@ def write_atomic(path: str | Path,  # the file to (re)write
                  ) -> Path:  # `path`
     "Write `data` to `path` through `<path>.partial` and a rename, so that no reader ever sees half a file."
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".partial")
-    tmp.write_bytes(data.encode() if isinstance(data, str) else data)
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(data.encode() if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except OSError as e:  # a full disk or a file-size limit: name the file, not only "No space left on device"
+        tmp.unlink(missing_ok=True)
+        raise OSError(e.errno, e.strerror or str(e), str(path)) from None
     return path

@@ -115,8 +115,10 @@ def test_cli_profile_and_counts(tmp_path):
                        env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert (tmp_path / "smoke" / "balls" / "val.zarr").is_dir() and not (tmp_path / "laptop").exists()
-    assert main(["train", "--env", "balls", "--profile", "smoke", "--epochs", "0"]) == 1
-    assert main(["train", "--env", "balls", "--profile", "smoke", "--threads", "0"]) == 1
+    for option in ("--epochs", "--threads"):  # refused as the command line is parsed (argparse's exit 2)
+        with pytest.raises(SystemExit) as e:
+            main(["train", "--env", "balls", "--profile", "smoke", option, "0"])
+        assert e.value.code == 2
 
 
 # 6. the Oregonator does not hide a failure, and bounds its parameters

@@ -29,6 +29,24 @@ def test_unknown_profile_is_rejected():
     assert r.returncode == 2 and "invalid choice: 'huge'" in r.stderr
 
 
+@pytest.mark.parametrize("args, says", [
+    (("train", "--epochs", "1" + "0" * 29), "--epochs: 1" + "0" * 29 + " is out of range (allowed: 1 to 1,000,000)"),
+    (("train", "--seed", str(2**40)), "--seed: 1099511627776 is out of range (allowed: 0 to 4,294,967,295)"),
+    (("train", "--threads", "1e29"), "--threads: '1e29' is not an integer"),
+    (("data", "--workers", "1" + "0" * 29), "--workers: 1" + "0" * 29 + " is out of range (allowed: 0 to"),
+    (("evaluate", "--starts", "0"), "--starts: 0 is out of range"),
+    (("evaluate", "--n-boot", "-5"), "--n-boot: -5 is out of range"),
+    (("reproduce", "--jobs", "0"), "--jobs: 0 is out of range"),
+    (("dry-run", "--utilisation", "nan"), "--utilisation: nan is out of range (allowed: above 0, up to 1)"),
+    (("train", "--memory-gb", "inf"), "--memory-gb: inf is out of range"),
+    (("train", "--root", ""), "--root: is empty"),
+])
+def test_out_of_range_numbers_are_refused_with_the_allowed_range(args, says):
+    # before: a TypeError traceback after a whole epoch (--epochs 1e29 written out), or an OOM kill (--workers)
+    r = run(*args)
+    assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
 def test_unknown_notebook_is_a_clear_error():
     r = run("reproduce", "--profile", "smoke", "--only", "no_such_notebook")
     assert r.returncode == 1 and "matches no notebook of the main job" in r.stderr and "hybrid_euler" in r.stderr

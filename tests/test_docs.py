@@ -104,6 +104,14 @@ def test_missing_chromium_says_how_to_install(monkeypatch):
         docs_check.check_docs(ROOT)
 
 
+def test_missing_chromium_is_said_before_the_build(monkeypatch):
+    # before: the whole site was built (minutes) and only then did the check find no browser
+    monkeypatch.setattr(docs_check.shutil, "which", lambda name: None)
+    monkeypatch.setattr(docs, "build_docs", lambda *a, **k: pytest.fail("the site was built without a browser to check it"))
+    with pytest.raises(RuntimeError, match="Chromium is not installed"):
+        docs.docs_main("smoke", "laptop", check=True)
+
+
 def test_missing_index_is_refused(tmp_path):
     (tmp_path / "nbs").mkdir()
     (tmp_path / "nbs/_quarto.yml").write_text("project:\n  type: website\n")

@@ -649,9 +649,11 @@ def docs_main(
     store: bool = False,  # then write the chapters' outputs back into `nbs/` (`store_outputs`)
 ) -> Path:  # the site folder
     "Build the site with `build_docs`, check it in headless Chromium unless `check` is false, store the outputs if asked."
+    if check:  # before the build, which takes minutes: a machine without Chromium is told at once
+        from docs_check import check_docs, find_chromium  # the sibling tool; imported here, since it imports MANIFEST
+        find_chromium()
     site = build_docs(root, profile=profile, results=results)
     if check:
-        from docs_check import check_docs  # the sibling tool; imported here, since it imports this module's MANIFEST
         check_docs(site)
     if store:
         store_outputs(root)
