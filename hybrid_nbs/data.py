@@ -28,8 +28,8 @@ from .paths import data_root, store_path
 
 # %% auto #0
 __all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'CONNECT_SECONDS', 'solver_hash', 'plan_trajectories', 'check_unique',
-           'open_store', 'read_meta', 'check_identity', 'stored_params', 'read_trajectory', 'dask_client',
-           'store_bytes', 'build_dataset']
+           'open_store', 'read_meta', 'check_identity', 'stored_params', 'read_trajectory', 'SimulatorError',
+           'dask_client', 'store_bytes', 'build_dataset']
 
 # %% ../nbs/04_data.ipynb #c005
 SCHEDULER_ENV_VAR = "HYBRID_NBS_SCHEDULER"  # a Dask scheduler address, e.g. tcp://host:8786
@@ -215,9 +215,22 @@ def read_trajectory(g: zarr.Group, i: int, t: slice | int | list = slice(None)) 
     return x
 
 # %% ../nbs/04_data.ipynb #c015
-def _frames(env: Env, x0: np.ndarray, params, n_frames: int) -> np.ndarray:
-    "The `n_frames` stored frames of the trajectory from `x0`: the reference solution `env.rollout`, in `STORE_DTYPE`."
-    return np.asarray(env.rollout(x0, params, n_frames - 1), dtype=STORE_DTYPE)  # rounded already: a no-op cast
+class SimulatorError(RuntimeError):
+    "The simulator itself failed on one trajectory: running the build again fails the same way until the Env is fixed."
+
+
+def _frames(env: Env, x0: np.ndarray, params, n_frames: int, i: int = 0) -> np.ndarray:
+    "The `n_frames` stored frames of trajectory `i` from `x0`: the reference solution `env.rollout`, in `STORE_DTYPE`, every frame finite."
+    try:
+        x = np.asarray(env.rollout(x0, params, n_frames - 1), dtype=STORE_DTYPE)  # rounded already: a no-op cast
+    except Exception as e:  # noqa: BLE001 - whatever a user's solver raises is the simulator's failure, not the build's
+        raise SimulatorError(f"{env_path(env)} failed on trajectory {i} ({type(e).__name__}: {e}) with {params}") from None
+    if x.shape[:1] != (n_frames,) or not (fin := np.isfinite(x.reshape(len(x), -1)).all(1)).all():
+        what = (f"returned {x.shape[0]} frames, not {n_frames}" if x.shape[:1] != (n_frames,)
+                else f"returned a non-finite frame {int(np.argmin(fin))} of {n_frames - 1}")
+        raise SimulatorError(f"{env_path(env)} {what} on trajectory {i} with {params}; a stored trajectory must be whole "
+                             "and finite (a solver that blows up, or parameter ranges it cannot take)")
+    return x
 
 
 def _trajectory_task(env: Env, path: str, split: str, seed: int, i: int, n_frames: int, ic_hash: np.ndarray,
@@ -229,7 +242,7 @@ def _trajectory_task(env: Env, path: str, split: str, seed: int, i: int, n_frame
     if not np.array_equal(_sha(np.asarray(x0, dtype=np.float64)), ic_hash):
         raise RuntimeError(f"trajectory {i} of {path}: the initial state differs from the planned one (solver code "
                            "differs between driver and worker?)")
-    x = _frames(env, x0, params, n_frames)
+    x = _frames(env, x0, params, n_frames, i)
     if fail == "raise":
         raise RuntimeError(f"simulated crash at trajectory {i}")
     zarr.open_array(Path(path) / "states", mode="r+")[i] = x
@@ -448,8 +461,13 @@ def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, ove
                     g["done"][i] = 1
             except Exception as e:
                 n_done = int(g["done"][...].sum())
+                # a simulator's failure repeats on every rerun: say to fix the Env; anything else (a lost worker, a
+                # full disk) is worth running again
+                then = ("fix the simulator, then run the same command again (the finished trajectories are kept if "
+                        "the fixed solver still reproduces them, else it says to rebuild with --overwrite)") if isinstance(e, SimulatorError) else \
+                    "run the same command again to resume"
                 raise RuntimeError(f"building {path} stopped ({type(e).__name__}: {e}); {n_done} of {size} trajectories "
-                                   "are complete and kept: run the same command again to resume") from e
+                                   f"are complete and kept: {then}") from e
         return dict(env=env.name, profile=prof.name, split=split, path=str(path), size=size, n_frames=n_frames,
                     built=len(todo), skipped=size - len(todo), repaired=len(repaired), repaired_metadata=meta_fixed,
                     seconds=round(time.perf_counter() - t0, 2), bytes=store_bytes(path))

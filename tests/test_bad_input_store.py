@@ -91,3 +91,24 @@ def test_what_a_user_module_prints_stays_out_of_the_json_lines(tmp_path):
     assert r.returncode == 0, r.stderr[-2000:]
     assert [json.loads(line)["split"] for line in r.stdout.splitlines()] == ["val"]
     assert "loading the noisy simulator" in r.stderr
+
+
+def test_a_simulator_that_ends_on_nan_is_not_stored_as_finished(tmp_path):
+    # before: a NaN last frame was marked done, then reported at training as disk corruption with advice (--verify)
+    # that cannot help
+    import numpy as np
+
+    from hybrid_nbs.envs.balls import Balls
+
+    class LastFrameNaN(Balls):
+        name = "last_frame_nan"
+
+        def rollout(self, state, params, n_frames):  # blows up late: check_env's short rollouts pass
+            x = super().rollout(state, params, n_frames)
+            if n_frames > 8:
+                x[-1] = np.nan
+            return x
+    with pytest.raises(RuntimeError, match=r"returned a non-finite frame \d+ of \d+ on trajectory 0 .*fix the simulator, then"):
+        build_dataset(LastFrameNaN(), "smoke", "val", tmp_path, workers=0, progress=False)
+    g = open_store(store_path("last_frame_nan", "smoke", "val", tmp_path))
+    assert not g["done"][...].any()
