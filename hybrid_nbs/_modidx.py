@@ -554,6 +554,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                    'hybrid_nbs/hybrid.py'),
                                    'hybrid_nbs.hybrid.HybridSimulator._batch': ( 'hybrid.html#hybridsimulator._batch',
                                                                                  'hybrid_nbs/hybrid.py'),
+                                   'hybrid_nbs.hybrid.HybridSimulator._budget_inputs': ( 'hybrid.html#hybridsimulator._budget_inputs',
+                                                                                         'hybrid_nbs/hybrid.py'),
                                    'hybrid_nbs.hybrid.HybridSimulator._horizon': ( 'hybrid.html#hybridsimulator._horizon',
                                                                                    'hybrid_nbs/hybrid.py'),
                                    'hybrid_nbs.hybrid.HybridSimulator._inputs': ( 'hybrid.html#hybridsimulator._inputs',

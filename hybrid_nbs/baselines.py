@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .core import Env, Symmetry, check_positive, make_rng
+from .core import Env, Symmetry, check_positive, make_rng, real_array
 from .data import open_store, read_meta, read_trajectory
 from .envs import check_same_env
 from .errormap import Uncertainty, step_doubling, uncertainty
@@ -29,18 +29,22 @@ def check_batch(state_shape: Sequence[int],  # one state's shape
                 integer: bool = False) -> tuple[np.ndarray, np.ndarray | None, float]:  # horizon must be whole frames
     "Raw states as (B, *state_shape) float64, param_vectors as (B, P) float64, and the horizon; `ValueError` otherwise."
     shape = tuple(state_shape)
-    x = np.asarray(states, dtype=np.float64) if isinstance(states, np.ndarray) else None
+    x = real_array(states, "states") if isinstance(states, np.ndarray) else None
     if x is None:
         raise ValueError(f"states must be a numpy array, got {type(states).__name__}")
     x = x[None] if x.ndim == len(shape) else x
-    if x.ndim != len(shape) + 1 or x.shape[1:] != shape or len(x) == 0:
+    if x.ndim != len(shape) + 1 or x.shape[1:] != shape:
         raise ValueError(f"states have shape {np.shape(states)}, expected (B, {', '.join(map(str, shape))})")
+    if len(x) == 0:
+        raise ValueError("states is an empty batch: there is no trajectory to score")
     if not np.isfinite(x).all():
         raise ValueError(f"states contain {int((~np.isfinite(x)).sum())} non-finite values")
+    if isinstance(horizon, np.ndarray) and horizon.ndim == 0:
+        horizon = horizon.item()  # a 0-d array is its number
     check_positive(horizon, "horizon", integer=integer)
     if n_params is None:
         return x, None, horizon
-    p = np.asarray(param_vectors, dtype=np.float64)
+    p = real_array(param_vectors, "param_vectors")
     if p.shape == (n_params,):
         p = np.broadcast_to(p, (len(x), n_params))
     if p.shape != (len(x), n_params) or not np.isfinite(p).all():
@@ -56,6 +60,10 @@ def _check_model(model) -> None:
 
 def predict_raw(model, states: np.ndarray, param_vectors: np.ndarray, horizon: float, batch_size: int = 32) -> np.ndarray:
     "Raw float64 predictions `horizon` frames ahead, batched, under inference mode (non-finite outputs kept)."
+    _check_model(model)
+    check_positive(batch_size, "batch_size", integer=True)
+    states, param_vectors, horizon = check_batch(model.config.state_shape, len(model.config.param_mean), states,
+                                                 param_vectors, horizon)
     out = []
     with torch.inference_mode():
         for lo in range(0, len(states), batch_size):

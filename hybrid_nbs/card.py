@@ -5,15 +5,18 @@
 # %% ../nbs/04a_card.ipynb #c002
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 
 from .core import IN_DISTRIBUTION, SPLITS, Env, Profile, get_profile
 from .data import store_bytes, open_store, read_trajectory
-from .paths import card_path, env_name, norm_path, store_path, write_atomic
+from .envs import REGISTRY, env_path
+from .paths import card_path, data_root, env_name, norm_path, store_path, write_atomic
 
 # %% auto #0
 __all__ = ['channel_axis', 'field_stats', 'norm_stats', 'load_norm', 'param_values', 'param_ranges', 'ood_shifts',
@@ -54,6 +57,23 @@ def field_stats(path: str | Path) -> dict:
     return dict(channels=g.attrs["channel_names"], states=states.result(), deltas=deltas.result())
 
 # %% ../nbs/04a_card.ipynb #c009
+_NORM_KEYS = ("env", "profile", "source", "solver_hash", "channels", "channel_axis", "state_mean", "state_std", "delta_mean",
+              "delta_std")
+
+
+def _norm_digest(norm: dict) -> str:
+    "sha256 of norm.json's contents without the digest and the solver hash (canonical JSON)."
+    body = {k: v for k, v in norm.items() if k not in ("sha256", "solver_hash")}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def _rebuild(env: str | Env, profile: str | Profile, root: str | Path | None) -> str:
+    "The `hnwm data` command that writes the card and norm.json of `env` at `profile` under `root` again."
+    spec = env if isinstance(env, str) else env.name if REGISTRY.get(env.name) == env_path(env) else env_path(env)
+    where = "" if root is None or Path(root).resolve() == data_root().resolve() else f" --root {root}"
+    return f"`hnwm data --env {spec} --profile {get_profile(profile).name}{where}`"
+
+
 def norm_stats(env: str | Env, profile: str | Profile, root: str | Path | None = None, save: bool = True,
                stats: dict | None = None) -> dict:  # `field_stats` of the train store, if already computed
     "Per-channel mean/std of states and one-frame changes from the train split only; saved as `norm.json`."
@@ -64,17 +84,40 @@ def norm_stats(env: str | Env, profile: str | Profile, root: str | Path | None =
                channels=st["channels"], channel_axis=channel_axis(g.attrs["state_shape"]),
                state_mean=st["states"]["mean"], state_std=scale(st["states"]["std"]),
                delta_mean=st["deltas"]["mean"], delta_std=scale(st["deltas"]["std"]))
+    out["sha256"] = _norm_digest(out)
     if save:
         write_atomic(norm_path(env, profile, root), json.dumps(out, indent=1) + "\n")  # another lane may be reading it
     return out
 
 
-def load_norm(env: str | Env, profile: str | Profile, root: str | Path | None = None) -> dict:
-    "The saved normalisation statistics of `env` at `profile`."
-    p = norm_path(env, profile, root)
+def load_norm(env: str | Env, profile: str | Profile, root: str | Path | None = None,
+              solver_hash: str | None = None,  # the train store's: statistics of other data are refused
+              ) -> dict:
+    "The saved normalisation statistics of `env` at `profile`, checked against their own sha256."
+    p, fix = norm_path(env, profile, root), _rebuild(env, profile, root)
     if not p.is_file():
-        raise ValueError(f"no normalisation statistics at {p}; build the dataset with `hnwm data` first")
-    return json.loads(p.read_text())
+        raise ValueError(f"no normalisation statistics at {p}; build them with {fix}")
+    try:
+        norm = json.loads(p.read_text())
+    except (ValueError, UnicodeDecodeError) as e:
+        raise ValueError(f"{p} is truncated or not JSON ({e}); write it again with {fix}") from None
+    missing = [k for k in (*_NORM_KEYS, "sha256") if k not in norm] if isinstance(norm, dict) else ["everything"]
+    if missing:
+        raise ValueError(f"{p} lacks {', '.join(missing)} (damaged, or written before norm.json was checksummed); "
+                         f"write it again with {fix}")
+    if norm["sha256"] != _norm_digest(norm):
+        raise ValueError(f"{p} was edited or is damaged (its sha256 does not match its contents); write it again with {fix}")
+    n = len(norm["channels"])
+    ok = lambda v, pos: (isinstance(v, list) and len(v) == n and all(  # noqa: E731
+        isinstance(x, (int, float)) and math.isfinite(x) and (x > 0 or not pos) for x in v))
+    bad = [k for k in ("state_mean", "state_std", "delta_mean", "delta_std") if not ok(norm[k], k.endswith("std"))]
+    if bad:
+        raise ValueError(f"{p}: {', '.join(bad)} must hold one finite number per channel ({n}), stds positive; "
+                         f"write it again with {fix}")
+    if solver_hash is not None and norm["solver_hash"] != solver_hash:
+        raise ValueError(f"{p} describes other data (solver hash {str(norm['solver_hash'])[:12]}, the train store's "
+                         f"{solver_hash[:12]}); write it again with {fix}")
+    return norm
 
 # %% ../nbs/04a_card.ipynb #c012
 def param_values(path: str | Path) -> dict[str, np.ndarray]:

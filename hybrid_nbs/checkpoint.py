@@ -8,19 +8,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+from contextlib import ExitStack
 from pathlib import Path
 
 import torch
 from safetensors.torch import load as st_load, save as st_save
 
-from .core import Env
+from .core import Env, exclusive
 from .envs import check_same_env, make_env
 from .model import Surrogate, SurrogateConfig
 
 # %% auto #0
 __all__ = ['FORMAT', 'MODEL_FILE', 'OPTIM_FILE', 'CONFIG_FILE', 'optimizer_to_safe', 'optimizer_from_safe', 'save_checkpoint',
-           'read_checkpoint', 'load_model']
+           'recover_checkpoint', 'restore_best', 'read_checkpoint', 'load_model']
 
 # %% ../nbs/05b_checkpoint.ipynb #c005
 FORMAT = 2  # 2: config.json carries a digest of its own contents
@@ -69,25 +71,23 @@ def optimizer_from_safe(tensors: dict, meta: dict) -> dict:
     return dict(state=state, param_groups=groups)
 
 
-def save_checkpoint(folder: str | Path,  # e.g. data/<profile>/<env>/ckpt/seed0/last
-                    model: Surrogate,
-                    meta: dict,  # JSON-safe training metadata
-                    optimizer: torch.optim.Optimizer | None = None) -> Path:  # saved too: a resumable checkpoint
-    "Write `model` (and `optimizer`) with `meta` as a checkpoint folder, atomically; returns the folder."
-    folder = Path(folder)
-    tmp, old = folder.with_name(folder.name + ".partial"), folder.with_name(folder.name + ".old")
+def _twins(folder: Path) -> tuple[Path, Path]:
+    "(`<name>.partial`, `<name>.old`): where a save writes, and where it parks the checkpoint it replaces."
+    return folder.with_name(folder.name + ".partial"), folder.with_name(folder.name + ".old")
+
+
+def _commit(folder: Path, blobs: dict, config: dict) -> Path:
+    "Write the files `blobs` and `config` as the checkpoint folder `folder`: in `<name>.partial`, then two renames."
+    tmp, old = _twins(folder)
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    blobs = {MODEL_FILE: st_save({k: v.detach().contiguous() for k, v in model.state_dict().items()})}
-    config = dict(format=FORMAT, model=model.config.to_dict(), train=meta)
-    if optimizer is not None:
-        tensors, config["optimizer"] = optimizer_to_safe(optimizer.state_dict())
-        blobs[OPTIM_FILE] = st_save(tensors)
-    config["files"] = {name: _sha(b) for name, b in blobs.items()}
-    config["sha256"] = _digest(config)  # an edited or damaged config.json (state_shape, files, ...) is refused
-    for name, b in blobs.items():
-        _write(tmp / name, b)
-    _write(tmp / CONFIG_FILE, (json.dumps(config, indent=1) + "\n").encode())  # last: it vouches for the others
+    try:
+        tmp.mkdir(parents=True)
+        for name, b in blobs.items():
+            _write(tmp / name, b)
+        _write(tmp / CONFIG_FILE, (json.dumps(config, indent=1) + "\n").encode())  # last: it vouches for the others
+    except OSError as e:  # "No space left on device" alone names no file: say which checkpoint, and that it is unchanged
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise OSError(e.errno, f"{e.strerror or e} (saving the checkpoint; {folder.name} is unchanged)", str(folder)) from None
     if folder.exists():
         shutil.rmtree(old, ignore_errors=True)
         os.replace(folder, old)
@@ -95,12 +95,116 @@ def save_checkpoint(folder: str | Path,  # e.g. data/<profile>/<env>/ckpt/seed0/
     shutil.rmtree(old, ignore_errors=True)
     return folder
 
+
+def save_checkpoint(folder: str | Path,  # e.g. data/<profile>/<env>/ckpt/seed0/last
+                    model: Surrogate,
+                    meta: dict,  # JSON-safe training metadata
+                    optimizer: torch.optim.Optimizer | None = None) -> Path:  # saved too: a resumable checkpoint
+    "Write `model` (and `optimizer`) with `meta` as a checkpoint folder, atomically; returns the folder."
+    blobs = {MODEL_FILE: st_save({k: v.detach().contiguous() for k, v in model.state_dict().items()})}
+    config = dict(format=FORMAT, model=model.config.to_dict(), train=meta)
+    if optimizer is not None:
+        tensors, config["optimizer"] = optimizer_to_safe(optimizer.state_dict())
+        blobs[OPTIM_FILE] = st_save(tensors)
+    config["files"] = {name: _sha(b) for name, b in blobs.items()}
+    config["sha256"] = _digest(config)  # an edited or damaged config.json (state_shape, files, ...) is refused
+    return _commit(Path(folder), blobs, config)
+
+# %% ../nbs/05b_checkpoint.ipynb #d1a7c0e2
+def _verified(folder: Path) -> dict | None:
+    "The config of the checkpoint in `folder` if it vouches for itself and for every file it lists, else None."
+    try:
+        cfg = json.loads((folder / CONFIG_FILE).read_text())
+        ok = cfg.get("sha256") == _digest(cfg) and all(_sha((folder / n).read_bytes()) == h for n, h in cfg["files"].items())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return cfg if ok else None
+
+
+def recover_checkpoint(folder: str | Path,  # a checkpoint folder, e.g. <run>/best
+                       ) -> list[str]:  # what was done, e.g. ["best.old -> best"]
+    "Undo or finish a killed `save_checkpoint` of `folder` (the caller holds the run's lock); returns what it did."
+    folder = Path(folder)
+    tmp, old = _twins(folder)
+    done = []
+    if not folder.exists() and _verified(old):
+        os.replace(old, folder)
+        done.append(f"{old.name} -> {folder.name}")
+    elif old.exists() and _verified(folder):  # an old copy next to a damaged one stays: it is what resuming falls back to
+        shutil.rmtree(old)
+        done.append(f"removed {old.name}")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+        done.append(f"removed {tmp.name}")
+    return done
+
+
+def restore_best(run: str | Path,  # a run folder holding `last` (or `last.old`) and `best`
+                 ) -> bool:  # whether `best` was rewritten
+    "Make `<run>/best` the epoch that `last` records as best, rebuilt from `last` if a kill fell between their saves."
+    run = Path(run)
+    src = next((p for p in (run / "last", run / "last.old") if _verified(p)), None)
+    cfg = _verified(src) if src is not None else None
+    meta = cfg.get("train") if cfg else None
+    want = meta.get("best_epoch") if isinstance(meta, dict) else None
+    if want is None:
+        return False
+    best = _verified(run / "best")
+    got = best["train"].get("epoch") if best and isinstance(best.get("train"), dict) else None
+    if got == want:
+        return False
+    if meta.get("epoch") != want:
+        held = f"epoch {got}" if got is not None else "no intact checkpoint"
+        raise ValueError(f"{run / 'best'} holds {held}, but {src} records epoch {want} as the best and holds epoch "
+                         f"{meta.get('epoch')}: the best weights are lost; train the run again with resume=False "
+                         "(hnwm train --no-resume)")
+    blobs = {MODEL_FILE: (src / MODEL_FILE).read_bytes()}
+    config = {k: v for k, v in cfg.items() if k not in ("optimizer", "files", "sha256")}  # what saving `best` writes
+    config["files"] = {MODEL_FILE: _sha(blobs[MODEL_FILE])}
+    config["sha256"] = _digest(config)
+    _commit(run / "best", blobs, config)
+    return True
+
 # %% ../nbs/05b_checkpoint.ipynb #c007
 def _resolve(folder: Path) -> Path:
     old = folder.with_name(folder.name + ".old")
     if not (folder / CONFIG_FILE).is_file() and (old / CONFIG_FILE).is_file():
         return old  # interrupted between the two renames of save_checkpoint
     return folder
+
+
+def _record(folder: Path) -> dict:
+    "The training metadata in `folder`'s config.json, unchecked; {} if there is none."
+    try:
+        meta = json.loads((folder / CONFIG_FILE).read_text())["train"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _unsettled(run: Path) -> bool:
+    "Whether a kill left something in `run` to recover: a `.old` or `.partial` twin, or a `best` that `last` disowns."
+    if any(run.joinpath(f"{n}.{s}").exists() for n in ("last", "best") for s in ("old", "partial")):
+        return True
+    want = _record(run / "last").get("best_epoch")
+    return want is not None and _record(run / "best").get("epoch") != want
+
+
+def _tidy(folder: Path) -> None:
+    "Recover the run that holds the checkpoint `folder` if a kill left it unsettled and no process holds it."
+    run, name = folder.parent, folder.name.removesuffix(".old")
+    if name not in ("best", "last") or not _unsettled(run):
+        return
+    lock = ExitStack()
+    try:
+        lock.enter_context(exclusive(run, "another training run"))
+    except (ValueError, OSError):
+        return  # a training run holds it (and recovers it itself), or it is read-only: read what is there
+    with lock:
+        for n in ("last", "best"):
+            recover_checkpoint(run / n)
+        if name == "best":
+            restore_best(run)
 
 
 def _tensors(path: Path, expected_sha: str | None) -> dict:
@@ -120,8 +224,10 @@ def read_checkpoint(folder: str | Path,
                     env: str | Env | None = None,  # expected environment: an Env, or a name / import path
                     profile: str | None = None,  # expected profile name
                     arch: str | None = None,  # expected model size name, e.g. "unet-laptop"
-                    optimizer: bool = False) -> dict:  # also read the optimizer state
+                    optimizer: bool = False,  # also read the optimizer state
+                    seed: int | None = None) -> dict:  # expected training seed; None: S for a checkpoint in a `seed<S>` run
     "The checked contents of a checkpoint folder: `config` (SurrogateConfig), `meta`, `weights`, `optimizer`, `path`."
+    _tidy(Path(folder))
     folder = _resolve(Path(folder))
     cpath = folder / CONFIG_FILE
     if not cpath.is_file():
@@ -147,6 +253,11 @@ def read_checkpoint(folder: str | Path,
     for what, want, got in (("profile", profile, meta.get("profile")), ("model size", arch, config.arch.name)):
         if want is not None and want != got:
             raise ValueError(f"checkpoint {folder} is for {what} {got!r}, not {want!r}")
+    if seed is None and re.fullmatch(r"seed\d+", folder.parent.name):
+        seed = int(folder.parent.name[4:])
+    if seed is not None and meta.get("seed") is not None and meta["seed"] != seed:
+        raise ValueError(f"checkpoint {folder} was trained with seed {meta['seed']}, not seed {seed}: a copy of another "
+                         f"run? Train seed {seed} itself (hnwm train --seed {seed}), or load the run of seed {meta['seed']}")
     out = dict(path=folder, config=config, meta=meta, weights=_tensors(folder / MODEL_FILE, files.get(MODEL_FILE)),
                optimizer=None)
     if optimizer:
@@ -157,9 +268,9 @@ def read_checkpoint(folder: str | Path,
 
 
 def load_model(folder: str | Path, env: str | None = None, profile: str | None = None,
-               arch: str | None = None) -> tuple[Surrogate, dict]:
+               arch: str | None = None, seed: int | None = None) -> tuple[Surrogate, dict]:
     "The `Surrogate` saved in `folder` (eval mode) and its training metadata; a `ValueError` if anything is off."
-    ck = read_checkpoint(folder, env, profile, arch)
+    ck = read_checkpoint(folder, env, profile, arch, seed=seed)
     model = Surrogate(ck["config"])
     try:
         model.load_state_dict(ck["weights"], strict=True)

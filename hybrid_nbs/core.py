@@ -20,10 +20,11 @@ import numpy as np
 
 # %% auto #0
 __all__ = ['SPLITS', 'IN_DISTRIBUTION', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'THREADS_ENV_VAR', 'IDENTITY', 'LAYOUTS',
-           'STORE_DTYPE', 'Profile', 'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads', 'exclusive',
-           'check_positive', 'check_array', 'equal_error_cost', 'Symmetry', 'restrict_grid', 'prolong_grid',
-           'coarser_grid', 'SolverSetting', 'SurrogateDefaults', 'dihedral_symmetries', 'translation_symmetries', 'Env',
-           'rollout', 'reference_advance', 'advance_many', 'symmetry_errors', 'check_env']
+           'STORE_DTYPE', 'TRAJECTORY_ERRORS', 'Profile', 'get_profile', 'check_split', 'make_rng', 'set_threads',
+           'threads', 'exclusive', 'check_positive', 'check_array', 'real_array', 'equal_error_cost', 'Symmetry',
+           'restrict_grid', 'prolong_grid', 'coarser_grid', 'SolverSetting', 'SurrogateDefaults', 'dihedral_symmetries',
+           'translation_symmetries', 'Env', 'rollout', 'reference_advance', 'advance_many', 'symmetry_errors',
+           'check_env']
 
 # %% ../nbs/00_core.ipynb #c005
 SPLITS = ("train", "val", "calib", "test", "ood_near", "ood_far")
@@ -182,6 +183,18 @@ def check_array(x, shape: tuple, name: str = "state") -> np.ndarray:
     if not np.isfinite(x).all():
         raise ValueError(f"{name} contains {int((~np.isfinite(x)).sum())} non-finite values (NaN or inf)")
     return np.ascontiguousarray(x, dtype=np.float64)
+
+
+def real_array(x, name: str,  # what an error message calls it
+               dtype=np.float64) -> np.ndarray:
+    "`x` as a numpy array of `dtype` if it holds real numbers; `ValueError` for ragged, complex or non-numeric input."
+    try:
+        a = np.asarray(x)
+    except ValueError:  # numpy refuses nested sequences of unequal lengths
+        raise ValueError(f"{name} is ragged: its rows differ in shape") from None
+    if a.dtype.kind not in "biuf":  # numpy would drop an imaginary part with only a warning
+        raise ValueError(f"{name} must hold real numbers, got {a.dtype}")
+    return a.astype(dtype, copy=False)
 
 # %% ../nbs/00_core.ipynb #ea25d297
 def equal_error_cost(ours: list[tuple[float, float]],  # our solver's (error, cost) settings
@@ -512,6 +525,8 @@ class Env(abc.ABC):
 
 
 STORE_DTYPE = np.float32  # the dtype of stored frames: the reference solution rounds every frame to it
+# a solver that refuses one input (ValueError) or gives up on it (RuntimeError, ArithmeticError) fails that trajectory alone
+TRAJECTORY_ERRORS = (ValueError, RuntimeError, ArithmeticError)
 
 
 def rollout(env: Env, state: np.ndarray, params, n_frames: int) -> np.ndarray:
@@ -560,7 +575,7 @@ def advance_many(env: Env, states: np.ndarray, params: Sequence, n_frames: int,
             local.env = env.with_settings()  # its own work arrays
         try:
             out[i] = reference_advance(getattr(local, "env", env), states[i], params[i], n_frames)
-        except ValueError as e:  # this input alone has no answer; the others go on
+        except TRAJECTORY_ERRORS as e:  # this input alone has no answer; the others go on
             errors[i] = str(e)
 
     if n == 1:

@@ -11,7 +11,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .model import extrapolating
+from .core import check_positive, real_array
+from .model import MIN_HORIZON, extrapolating
 
 # %% auto #0
 __all__ = ['Uncertainty', 'top_fraction_mean', 'uncertainty', 'step_doubling']
@@ -62,17 +63,33 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
     "The step-doubling map ||f(s,T) - f(f(s,aT),(1-a)T)|| per cell, averaged over `splits`, and trust scores."
     if units not in ("normalised", "raw"):
         raise ValueError(f"units must be 'normalised' or 'raw', got {units!r}")
-    if isinstance(horizon, bool) or not np.isfinite(horizon) or horizon <= 0:
+    number = isinstance(horizon, (int, float, np.number, np.ndarray)) and not isinstance(horizon, bool)
+    h = np.asarray(horizon) if number else None
+    if h is None or h.ndim or h.dtype.kind not in "iuf" or not np.isfinite(h) or h <= 0:
         raise ValueError(f"horizon must be a positive number of frames, got {horizon!r}")
+    horizon = float(h)  # a 0-d array is its number
+    check_positive(batch_size, "batch_size", integer=True)
     splits = tuple(float(a) for a in splits)
     if not splits or any(not 0 < a < 1 for a in splits):
         raise ValueError(f"every split fraction must be in (0, 1), got {splits}")
-    shape = tuple(model.config.state_shape)
-    x = np.asarray(states, dtype=np.float32)
+    top = getattr(model.config, "max_horizon", 0)
+    a_min = min(min(a, 1 - a) for a in splits)
+    below = a_min * horizon < MIN_HORIZON * (1 - 1e-6)  # its shortest step leaves the trained range
+    if top and below and not (extrapolate or getattr(model, "extrapolate", False)):
+        raise ValueError(f"horizon {horizon:g} takes steps of {a_min * horizon:g} frames, below the trained range "
+                         f"({MIN_HORIZON:g} to {top:g} frames): step doubling needs T >= {MIN_HORIZON / a_min:g}; "
+                         "opt in with extrapolate=True, which results record")
+    shape, n_p = tuple(model.config.state_shape), len(model.config.param_mean)
+    x = real_array(states, "states", np.float32)
     x = x[None] if x.ndim == len(shape) else x
     if x.shape[1:] != shape:
         raise ValueError(f"states have shape {x.shape}, expected (B, {', '.join(map(str, shape))})")
-    p = np.broadcast_to(np.asarray(param_vectors, np.float32), (len(x), len(model.config.param_mean)))
+    if len(x) == 0:
+        raise ValueError("states is an empty batch: there is no trajectory to score")
+    p = real_array(param_vectors, "param_vectors", np.float32)
+    if p.shape not in ((n_p,), (1, n_p), (len(x), n_p)):
+        raise ValueError(f"param_vectors must have shape ({n_p},) or ({len(x)}, {n_p}), got {p.shape}")
+    p = np.broadcast_to(p, (len(x), n_p))
     preds, maps = [], []
     chunk = max(1, int(batch_size) // (len(splits) + 1))  # trajectories per chunk: its first call has batch_size rows
     with torch.inference_mode(), extrapolating(model, extrapolate):
@@ -100,6 +117,5 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
             maps.append(m.numpy())
     error_map = np.concatenate(maps).astype(np.float64)
     name = "step_doubling" if splits == (0.5,) else "step_doubling_multi"
-    top = getattr(model.config, "max_horizon", 0)
     return uncertainty(name, error_map, np.concatenate(preds).astype(np.float64), units, top_fraction, splits=splits,
-                       extrapolated=bool(top and horizon > top))
+                       extrapolated=bool(top and (horizon > top or below)))

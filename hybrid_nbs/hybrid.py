@@ -12,7 +12,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .core import Env, reference_advance
+from .core import TRAJECTORY_ERRORS, Env, check_positive, real_array, reference_advance
 from .envs import check_same_env
 from .errormap import step_doubling
 from .model import extrapolating
@@ -29,8 +29,8 @@ class HybridResult:
     score: np.ndarray | None  # (B,) trust scores (Mode 2)
     error_map: np.ndarray | None  # (B, *cells) (Mode 2)
     seconds: dict  # wall time: surrogate, solver, total
-    failed: np.ndarray | None = None  # (B,) bool (Mode 2): deferred, and the solver refused the input; prediction NaN
-    errors: dict = dataclasses.field(default_factory=dict)  # (Mode 2) trajectory index -> why the solver refused it
+    failed: np.ndarray | None = None  # (B,) bool (Mode 2): deferred, refused by the environment or solver; prediction NaN
+    errors: dict = dataclasses.field(default_factory=dict)  # (Mode 2) trajectory index -> why it was refused
 
 
 def _quantile_threshold(scores: np.ndarray, deferral: float) -> float:
@@ -56,12 +56,15 @@ class HybridSimulator:
             raise ValueError(f"model state shape {model.config.state_shape} differs from the environment's {env.state_shape}")
         if score not in ("mean", "top"):
             raise ValueError(f"score must be 'mean' or 'top', got {score!r}")
+        check_positive(batch_size, "batch_size", integer=True)
         self.env, self.model, self.score, self.splits, self.batch_size = env, model.eval(), score, tuple(splits), batch_size
         self.client, self.extrapolate = client, bool(extrapolate)
         self.threshold: float | None = None
         self.calibrated_horizon: int | None = None  # the horizon `threshold` was calibrated at
 
     def _horizon(self, horizon) -> int:
+        if isinstance(horizon, np.ndarray) and horizon.ndim == 0:
+            horizon = horizon.item()  # a 0-d array is its number
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
             raise ValueError(f"horizon must be a positive whole number of frames (the solver's unit), got {horizon!r}")
         return int(horizon)
@@ -73,6 +76,7 @@ class HybridSimulator:
                params,  # B `Params` objects
                horizon: int):  # frames ahead
         "(step-doubling result, (B,) trust scores) for raw `states`: the map's mean or top-1% mean, by `score`."
+        states = self._batch(states, params)
         sd = step_doubling(self.model, states, self._vectors(params), self._horizon(horizon), self.splits,
                            batch_size=self.batch_size, extrapolate=self.extrapolate)
         return sd, (sd.score_mean if self.score == "mean" else sd.score_top)
@@ -83,20 +87,20 @@ class HybridSimulator:
                   deferral: float | None = None,  # target fraction of trajectories to defer
                   error_budget: float | None = None,  # or: target mean error (normalised RMSE per trajectory)
                   targets: np.ndarray | None = None,  # their ground truth `horizon` frames on, for `error_budget`
-                  solver_error: np.ndarray | None = None,  # per-trajectory error when deferred (default 0)
+                  solver_error: np.ndarray | None = None,  # error when deferred: per trajectory, or one for all (default 0)
                   ) -> float:
         "Set and return the threshold from held-out data, for a deferral fraction or an error budget."
         if (deferral is None) == (error_budget is None):
             raise ValueError("give exactly one of deferral and error_budget")
+        states = self._batch(states, params)
+        if error_budget is not None:  # checked before the map is computed
+            alt, targets = self._budget_inputs(states, error_budget, targets, solver_error)
         sd, s = self.scores(states, params, horizon)
         self.calibrated_horizon = self._horizon(horizon)
         if deferral is not None:
             self.threshold = _quantile_threshold(s, deferral)
             return self.threshold
-        if targets is None:
-            raise ValueError("error_budget needs the val targets")
         err = trajectory_error(self.model, sd.prediction, targets)
-        alt = np.zeros_like(err) if solver_error is None else np.asarray(solver_error, float)
         order = np.argsort(-s, kind="stable")
         for k in range(len(s) + 1):  # defer the k most distrusted
             sys_err = err.copy(); sys_err[order[:k]] = alt[order[:k]]
@@ -106,13 +110,36 @@ class HybridSimulator:
                 return self.threshold
         raise ValueError(f"error budget {error_budget} is below what deferring every trajectory achieves ({alt.mean():.3g})")
 
+    def _budget_inputs(self, states, error_budget, targets, solver_error) -> tuple[np.ndarray, np.ndarray]:
+        "(per-trajectory error when deferred, targets as float64), checked against the `states` batch."
+        if isinstance(error_budget, bool) or not isinstance(error_budget, (int, float, np.integer, np.floating)) \
+                or np.isnan(error_budget):
+            raise ValueError(f"error_budget must be a number (a mean normalised RMSE), got {error_budget!r}")
+        if targets is None:
+            raise ValueError("error_budget needs the calib targets")
+        targets = real_array(targets, "targets")
+        if targets.shape != states.shape:
+            raise ValueError(f"targets have shape {targets.shape}, expected {states.shape} (one per state)")
+        n = len(states)
+        alt = np.zeros(n) if solver_error is None else real_array(solver_error, "solver_error")
+        alt = np.full(n, float(alt)) if alt.ndim == 0 else alt  # one number: the same for every trajectory
+        if alt.shape != (n,) or not (np.isfinite(alt) & (alt >= 0)).all():
+            got = f"shape {alt.shape}" if alt.shape != (n,) else "non-finite or negative values"
+            raise ValueError(f"solver_error must be one finite non-negative number or {n} (one per trajectory), got {got}")
+        return alt, targets
+
     def _batch(self, states, params) -> np.ndarray:
         "Raw states as a float64 batch of this environment's shape, one `Params` each; `ValueError` otherwise."
-        states = np.asarray(states, dtype=np.float64)
+        states = real_array(states, "states")
         if states.ndim != len(self.env.state_shape) + 1 or states.shape[1:] != tuple(self.env.state_shape):
             raise ValueError(f"states have shape {states.shape}, expected (B, {', '.join(map(str, self.env.state_shape))})")
-        if len(params) != len(states):
-            raise ValueError(f"{len(states)} states but {len(params)} params")
+        if len(states) == 0:
+            raise ValueError("states is an empty batch: there is no trajectory to run")
+        n = len(params) if isinstance(params, (Sequence, np.ndarray)) and not isinstance(params, str) else None
+        if n != len(states) or not all(isinstance(q, self.env.Params) for q in params):
+            got = f"a {type(params).__name__}" if n is None else f"{n} items" if n != len(states) else \
+                f"a {type(next(q for q in params if not isinstance(q, self.env.Params))).__name__} among them"
+            raise ValueError(f"params must be a sequence of {len(states)} Params objects (one per state), got {got}")
         return states
 
     def _inputs(self, states, params) -> np.ndarray:
@@ -134,6 +161,10 @@ class HybridSimulator:
                                                       self._vectors(params[lo:lo + self.batch_size]))
                                    for lo in range(0, len(states), self.batch_size)])
         t1 = time.perf_counter()
+        bad = np.flatnonzero(~np.isfinite(pred).reshape(len(pred), -1).all(axis=1))
+        if len(bad):  # outputs are checked as inputs are: Mode 1 has no solver to fall back on
+            raise ValueError(f"the surrogate's prediction is not finite for trajectories {bad[:10].tolist()}"
+                             f"{' ...' if len(bad) > 10 else ''}: Mode 1 cannot answer them (Mode 2 defers them)")
         return HybridResult(pred, np.zeros(len(states), bool), None, None, dict(surrogate=t1 - t0, solver=0.0, total=t1 - t0))
 
     def mode2(self, states: np.ndarray,  # (B, *state_shape) raw
@@ -152,8 +183,15 @@ class HybridSimulator:
             raise ValueError(f"the threshold was calibrated at horizon {self.calibrated_horizon}, not {h}: calibrate "
                              "at this horizon (the map grows with it) or pass threshold=")
         t0 = time.perf_counter()
+        refused = {}  # what the environment refuses (Mode 1 raises on it), no solver takes either: failed, untried
+        for i, x in enumerate(states):
+            try:
+                self.env.check_state(x, f"states[{i}]")
+            except ValueError as e:
+                refused[i] = str(e)
         with np.errstate(over="ignore", invalid="ignore"):  # what the float32 network cannot take goes to the solver
             safe = np.isfinite(states.astype(np.float32)).reshape(len(states), -1).all(axis=1)
+        safe[list(refused)] = False
         s = np.full(len(states), np.inf)
         pred, error_map = np.full(states.shape, np.nan), None
         if safe.any():
@@ -163,7 +201,7 @@ class HybridSimulator:
             error_map[safe] = sd.error_map
         deferred = ~np.isfinite(s) | (s > tau) | ~np.isfinite(pred).reshape(len(s), -1).all(axis=1)
         t1 = time.perf_counter()
-        idx = np.flatnonzero(deferred)
+        idx = np.array([i for i in np.flatnonzero(deferred) if i not in refused], dtype=np.int64)
         if self.client is not None and len(idx):
             args = [(self.env, states[i], params[i], h) for i in idx]
             solved = self.client.gather([self.client.submit(_solve, *a, pure=False) for a in args])
@@ -172,7 +210,8 @@ class HybridSimulator:
             solved = [(out[j], None) if j not in why else (None, why[j]) for j in range(len(idx))]
         else:
             solved = []
-        failed, errors = np.zeros(len(states), bool), {}
+        failed, errors = np.zeros(len(states), bool), dict(refused)
+        failed[list(refused)] = True  # (their prediction is NaN already: the surrogate never saw them)
         for i, (out, err) in zip(idx, solved):
             if err is None:
                 pred[i] = out
@@ -180,14 +219,14 @@ class HybridSimulator:
                 pred[i], failed[i], errors[int(i)] = np.nan, True, err
         t2 = time.perf_counter()
         return HybridResult(pred, deferred, s, error_map, dict(surrogate=t1 - t0, solver=t2 - t1, total=t2 - t0),
-                            failed, errors)
+                            failed, dict(sorted(errors.items())))
 
 
 def _solve(env: Env, state: np.ndarray, params, horizon: int):
     "(the reference solution `horizon` frames on, None), or (None, why the solver refused the input)."
     try:
         return reference_advance(env, state, params, horizon), None
-    except ValueError as e:
+    except TRAJECTORY_ERRORS as e:  # a refusal, or a solver that gives up: this trajectory's failure alone
         return None, str(e)
 
 

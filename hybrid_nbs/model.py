@@ -16,13 +16,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .core import Env, get_profile
+from .core import Env, get_profile, real_array
 from .envs import env_identity, make_env
 
 # %% auto #0
-__all__ = ['PADDINGS', 'MODELS', 'HorizonEmbedding', 'Normalizer', 'FiLM', 'circular_pad', 'PeriodicConv2d', 'ResBlock', 'UNet',
-           'MLPBlock', 'FiLMMLP', 'UNetConfig', 'MLPConfig', 'model_config_for', 'SurrogateConfig', 'padding_for',
-           'Surrogate', 'extrapolating', 'build_model', 'n_params']
+__all__ = ['PADDINGS', 'MODELS', 'MIN_HORIZON', 'HorizonEmbedding', 'Normalizer', 'FiLM', 'circular_pad', 'PeriodicConv2d',
+           'ResBlock', 'UNet', 'MLPBlock', 'FiLMMLP', 'UNetConfig', 'MLPConfig', 'model_config_for', 'SurrogateConfig',
+           'padding_for', 'Surrogate', 'extrapolating', 'build_model', 'n_params']
 
 # %% ../nbs/05_model.ipynb #c006
 class HorizonEmbedding(nn.Module):
@@ -322,6 +322,9 @@ def _fields(cls, d: Mapping, what: str, optional: tuple = ()) -> dict:  # keys t
     return dict(d)
 
 
+MIN_HORIZON = 1.0  # frames: the lower end of every trained range (the ladder's first rung, the shortest horizon trained)
+
+
 @dataclasses.dataclass(frozen=True)
 class SurrogateConfig:
     "Everything needed to rebuild a surrogate: size, environment, state layout, padding, normalisation statistics."
@@ -381,12 +384,21 @@ def padding_for(env: Env) -> str:
     return "circular" if env.periodic else "replicate"
 
 # %% ../nbs/05_model.ipynb #c023
+def _real_tensor(v, name: str, device=None) -> torch.Tensor:
+    "`v` (a tensor, an array or nested sequences) as a float32 tensor, refusing complex and ragged input."
+    if isinstance(v, torch.Tensor):
+        if v.is_complex():  # torch would drop the imaginary part with only a warning
+            raise ValueError(f"{name} must hold real numbers, got {str(v.dtype).removeprefix('torch.')}")
+        return v.to(device=device, dtype=torch.float32)
+    return torch.as_tensor(real_array(v, name, np.float32), device=device)
+
+
 class Surrogate(nn.Module):
     "f(s, h, p): the state `h` frames later, as input + correction in per-channel normalised units."
     def __init__(self, config: SurrogateConfig):
         super().__init__()
         self.config, arch = config, config.arch
-        self.extrapolate = False  # True: horizons beyond config.max_horizon are allowed (see `extrapolating`)
+        self.extrapolate = False  # True: horizons outside MIN_HORIZON..config.max_horizon are allowed (`extrapolating`)
         self.grid = arch.kind == "unet"
         self.state_norm = Normalizer(config.state_mean, config.state_std, axis=1 if self.grid else -1, name="state")
         self.param_norm = Normalizer(config.param_mean, config.param_std, axis=-1, name="params")
@@ -420,14 +432,17 @@ class Surrogate(nn.Module):
                      batch: int,  # the batch size B
                      ) -> torch.Tensor:
         "The (batch, cond_dim) vector every block is conditioned on."
-        h = torch.as_tensor(horizon, dtype=torch.float32, device=self.param_norm.mean.device).reshape(-1)
+        h = _real_tensor(horizon, "horizon", self.param_norm.mean.device).reshape(-1)
         if isinstance(horizon, bool) or h.numel() not in (1, batch) or not torch.isfinite(h).all() or (h <= 0).any():
             raise ValueError(f"horizon must be one or {batch} finite positive numbers of frames, got {horizon!r}")
         top = self.config.max_horizon
-        if top and not self.extrapolate and float(h.max()) > top * (1 + 1e-6):
-            raise ValueError(f"horizon {float(h.max()):g} lies beyond the trained range (1 to {top:g} frames); "
-                             "opt in with extrapolating(model) / extrapolate=True, which results record")
-        p = torch.as_tensor(params, dtype=torch.float32, device=h.device)
+        if top and not self.extrapolate and h.numel():
+            lo, hi = float(h.min()), float(h.max())
+            if hi > top * (1 + 1e-6) or lo < MIN_HORIZON * (1 - 1e-6):  # (tolerances: float32 horizons)
+                where, v = ("beyond", hi) if hi > top * (1 + 1e-6) else ("below", lo)
+                raise ValueError(f"horizon {v:g} lies {where} the trained range ({MIN_HORIZON:g} to {top:g} frames); "
+                                 "opt in with extrapolating(model) / extrapolate=True, which results record")
+        p = _real_tensor(params, "params", h.device)
         n_p = len(self.config.param_mean)
         if p.shape not in ((n_p,), (1, n_p), (batch, n_p)) or not torch.isfinite(p).all():
             raise ValueError(f"params must be finite with shape ({n_p},) or ({batch}, {n_p}), got {tuple(p.shape)}")
@@ -449,8 +464,8 @@ class Surrogate(nn.Module):
                 horizon,  # frames, scalar or (B,)
                 params):  # raw physical parameters, (P,) or (B, P)
         "Raw state(s) `horizon` frames later; numpy in gives float64 numpy out, with or without a batch axis."
-        is_np, single = isinstance(state, np.ndarray), np.ndim(state) == len(self.config.state_shape)
-        x = torch.as_tensor(np.asarray(state, np.float32) if is_np else state, dtype=torch.float32)
+        is_np, x = isinstance(state, np.ndarray), _real_tensor(state, "state")
+        single = x.ndim == len(self.config.state_shape)
         with torch.inference_mode():
             x = x[None] if single else x
             self._check_state(x, "state")

@@ -83,7 +83,7 @@ def evaluate_main(env: str | Env,  # registered name, "all", import path `module
     out = {}
     for e in resolve_envs(env, prof):
         folder = ckpt_dir(e, prof.name, seed, root)
-        if not (folder / "best").is_dir():
+        if not any((folder / n).is_dir() for n in ("best", "best.old")):  # a `best.old` left by a kill: the loader recovers it
             raise ValueError(f"no trained {e.name} surrogate at {folder / 'best'}; run `hnwm train --env {env} "
                              f"--profile {prof.name} --seed {seed}` first")
         model, _ = load_model(folder / "best", env=e, profile=prof.name)

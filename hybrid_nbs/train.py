@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import json
 import math
 import os
 import time
@@ -21,7 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .card import load_norm
-from .checkpoint import CONFIG_FILE, read_checkpoint, save_checkpoint
+from .checkpoint import CONFIG_FILE, read_checkpoint, recover_checkpoint, restore_best, save_checkpoint
 from .core import Env, exclusive, get_profile, make_rng, set_threads, symmetry_errors
 from .data import open_store, read_meta, read_trajectory, stored_params
 from .dataset import PairDataset, horizon_ladder, sample_pairs
@@ -63,6 +64,9 @@ class TrainConfig:
     horizon_weighting: str = "uniform"  # "uniform": every pair alike; "persistence": each horizon by 1 / its persistence MSE
 
     def __post_init__(self):
+        for f in dataclasses.fields(self):  # a numpy number (from an array, a sweep) would reach the checkpoint's JSON
+            if isinstance(getattr(self, f.name), np.generic):
+                object.__setattr__(self, f.name, getattr(self, f.name).item())
         for f in ("epochs", "pairs_per_epoch", "batch_size", "max_horizon", "val_per_rung"):
             if not isinstance(getattr(self, f), int) or getattr(self, f) < 1:
                 raise ValueError(f"TrainConfig.{f} must be a positive integer, got {getattr(self, f)!r}")
@@ -346,7 +350,13 @@ def _no_buffer_sync() -> dict:
 
 
 def _check_resume(meta: dict, cfg: TrainConfig, identity: dict, folder: Path) -> None:
-    "A `ValueError` if the checkpoint was trained on other data or with another configuration."
+    "A `ValueError` if the checkpoint was trained on other data, with another configuration or for another number of epochs."
+    done = meta.get("train_config", {}).get("epochs")
+    if done is not None and done != cfg.epochs:
+        raise ValueError(f"cannot resume {folder}: it was trained on a {done}-epoch schedule, not {cfg.epochs} (the "
+                         "warm-up and cosine decay of the learning rate are set by the number of epochs, so continuing "
+                         f"would follow neither schedule); pass resume=False (--no-resume) to train {cfg.epochs} epochs "
+                         "from the start, or another seed/run name")
     old = {k: v for k, v in TrainConfig.from_dict(meta.get("train_config", {})).to_dict().items()
            if k not in ("epochs", "workers", "memory_gb")}
     new = {k: v for k, v in cfg.to_dict().items() if k not in ("epochs", "workers", "memory_gb")}
@@ -362,13 +372,13 @@ def _check_resume(meta: dict, cfg: TrainConfig, identity: dict, folder: Path) ->
                          "pass resume=False (--no-resume) to start again, or another seed/run name")
 
 
-def _resume_from(folder: Path, env, profile: str, arch: str) -> dict | None:
+def _resume_from(folder: Path, env, profile: str, arch: str, seed: int | None = None) -> dict | None:
     "The newest readable resumable checkpoint of a run (`last`, else `last.old`); None for a new run."
     tried = []
     for name in ("last", "last.old"):
         if (folder / name / CONFIG_FILE).is_file():
             try:
-                return read_checkpoint(folder / name, env, profile, arch, optimizer=True)
+                return read_checkpoint(folder / name, env, profile, arch, optimizer=True, seed=seed)
             except ValueError as e:
                 tried.append(f"{name}: {e}")
     if tried:
@@ -392,6 +402,9 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
           arch: str | None = None,  # a registered model size (`model.MODELS`); default `model_config_for(env, profile)`
           progress: bool = True) -> dict:  # tqdm bar on rank 0
     "Train (or resume) the surrogate of `env`; checkpoints in `paths.ckpt_dir(...)`; returns a summary dict."
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    seed = int(seed)  # a numpy integer would fail the checkpoint's JSON after a whole epoch
     prof = get_profile(profile)
     env = validate_env(env, prof)
     cfg = config or train_config_for(env, prof.name)
@@ -430,9 +443,7 @@ def resolve_arch(env: Env, profile: str, arch: str | None):
 
 def fresh_model(env: Env, prof, src: PairSource, root, arch, cfg: TrainConfig, seed: int) -> Surrogate:
     "A surrogate of size `arch` initialised from `seed` and normalised by the train statistics (`norm.json`, checked against `src`)."
-    norm = load_norm(env, prof, root)
-    if norm.get("solver_hash") != src.identity["solver_hash"]:
-        raise ValueError(f"norm.json of {env.name}/{prof.name} belongs to other data; rebuild the card (hnwm data)")
+    norm = load_norm(env, prof, root, solver_hash=src.identity["solver_hash"])
     pm, ps = param_stats(src.params)
     return build_model(arch, env=env, state_mean=norm["state_mean"], state_std=norm["state_std"],
                        param_mean=pm, param_std=ps, seed=seed,
@@ -480,9 +491,16 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     folder = ckpt_dir(env, prof.name, seed, root, run)
     state = dict(epoch=0, step=0, best_val=None, best_epoch=None, history=[], seconds=0.0)
-    ck = _resume_from(folder, env, prof.name, arch.name) if resume else None
+    if resume and rank == 0:  # what a kill left in the middle of a save; rank 0 holds the run's lock
+        for name in ("last", "best"):
+            recover_checkpoint(folder / name)
+    if resume and world > 1:
+        torch.distributed.barrier()  # no rank reads the run while rank 0 puts it in order
+    ck = _resume_from(folder, env, prof.name, arch.name, seed) if resume else None
     if ck is not None:
         _check_resume(ck["meta"], cfg, src.identity, ck["path"])
+        if rank == 0:
+            restore_best(folder)  # a kill between saving `last` and saving `best` left `best` behind
         model.load_state_dict(ck["weights"])
         opt.load_state_dict(ck["optimizer"])
         state.update({k: ck["meta"][k] for k in state})
@@ -499,6 +517,10 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     meta_fixed = dict(env=env.name, env_path=model.config.env_path, profile=prof.name, seed=seed, run=folder.name, train_config=cfg.to_dict(),
                       dataset=src.identity, world_size=world, threads=torch.get_num_threads(),
                       torch=torch.__version__, steps_per_epoch=steps, horizon_weights=weights)
+    try:
+        json.dumps(meta_fixed)  # now, not when the first epoch's checkpoint is written
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"cannot train into {folder}: its metadata is not JSON ({e}); pass plain Python numbers") from None
     from tqdm import tqdm  # text bars: tqdm.auto warns in kernels without ipywidgets
     done_here = 0
     for epoch in range(state["epoch"], cfg.epochs):
@@ -532,6 +554,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
             state["best_val"], state["best_epoch"] = v["mean_mse"], epoch + 1
         if rank == 0:
             meta = dict(meta_fixed, **state, val=v)
+            # `last` first: if a kill falls between the two saves, `last` holds the weights `best` is rebuilt from
             save_checkpoint(folder / "last", model, meta, optimizer=opt)
             if better:
                 save_checkpoint(folder / "best", model, meta)

@@ -70,3 +70,13 @@ def test_evaluate_killed_anywhere_then_rerun_matches_an_uninterrupted_run(root):
         p = _evaluate(root)
         assert p.wait(timeout=600) == 0, p.stderr.read()[-2000:]
         assert _same(_published(folder), reference), f"killed at {share:.0%} of the run, the rerun differs"
+
+
+def test_evaluate_recovers_a_best_old_left_by_a_kill(root):
+    # before: `best` renamed aside by a killed save made evaluate say "no trained surrogate ... run hnwm train"
+    from hybrid_nbs.paths import ckpt_dir
+    folder = ckpt_dir("balls", "smoke", 0, root)
+    (folder / "best").rename(folder / "best.old")
+    p = _evaluate(root)
+    assert p.wait(timeout=600) == 0, p.stderr.read()[-2000:]
+    assert (folder / "best").is_dir() and not (folder / "best.old").exists()

@@ -206,7 +206,7 @@ def test_resolving_a_stored_start_reproduces_its_target(name, tmp_path):
     vectors = read_meta(g, "params")
     model = build_model(model_config_for(env, "smoke"), env, frames.mean(axis=axes), frames.std(axis=axes) + 1e-3,
                         vectors.mean(0), vectors.std(0) + 1.0, max_horizon=T - 1)
-    sim = HybridSimulator(env, model)  # untrained: with threshold -inf every trajectory goes to the solver
+    sim = HybridSimulator(env, model, extrapolate=True)  # untrained; h = 1 steps 0.5 frames
     for t0, h in [(0, 1), (0, 4), (3, 8), (8, 16), (T - 9, 8), (0, T - 1)]:  # the last: the longest the store holds
         starts, targets = frames[:, t0], frames[:, t0 + h]
         res = sim.mode2(starts, params, h, threshold=-np.inf)

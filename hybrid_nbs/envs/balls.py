@@ -489,8 +489,11 @@ class Balls(Env):
         log = np.empty((log_size, len(LOG_COLS)))
         count = _integrate(s, int(n_frames), self.frame_dt, self.radius, float(p.restitution), float(p.gravity),
                            self.tangential if self.rough else -1.0, self.rough, frames[1:] if record else frames, log, rounded)
-        if count < 0:
-            raise RuntimeError(f"more than {MAX_EVENTS_PER_FRAME} impacts in one frame (inelastic collapse)")
+        if count < 0:  # with restitution 1 no collapse is possible: the balls are simply too fast for the box
+            vmax = float(np.linalg.norm(frames[0][:, VX:VZ + 1], axis=1).max())  # frames[0] is still the start
+            cause = "too fast for the event-driven solver" + ("" if p.restitution >= 1 else ", or an inelastic collapse")
+            raise RuntimeError(f"more than {MAX_EVENTS_PER_FRAME} impacts in one frame (fastest ball {vmax:.3g} m/s at "
+                               f"the start): {cause}")
         return frames, log[:min(count, log_size)], count
 
     def advance(self, state: np.ndarray,  # (n_balls, 9) raw
