@@ -117,6 +117,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--threads", type=_int_in(1, MAX_PROCESSES), help="torch threads (default: the profile's, divided among local ranks)")
     t.add_argument("--workers", type=_int_in(0, MAX_PROCESSES), help="DataLoader workers reading a split larger than --memory-gb (default: the profile's)")
     t.add_argument("--memory-gb", type=_float_in(0, 2**20), help="hold a split in memory when it is smaller than this (default: the profile's)")
+    t.add_argument("--coarse", type=_int_in(0, 64), help="train a corrector of the reference solver run K times coarser "
+                   "(checkpoint ckpt/corrector-kK-seedS; 0, the default: the paper's surrogate)")
     t.add_argument("--no-resume", action="store_true", help="start afresh instead of resuming from the last checkpoint")
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
     e = sub.add_parser("evaluate", parents=[stage], help="score a trained surrogate on calib/test/OOD pairs (rows saved) and Mode 2")
@@ -190,7 +192,8 @@ def main(argv: list[str] | None = None) -> int:
             from hybrid_nbs.pipeline import train_main
             out = train_main(args.env, prof, seed=args.seed, root=args.root, resume=not args.no_resume,
                              epochs=args.epochs, threads=args.threads, progress=not args.no_progress,
-                             **{k: v for k, v in dict(workers=args.workers, memory_gb=args.memory_gb).items() if v is not None})
+                             **{k: v for k, v in dict(workers=args.workers, memory_gb=args.memory_gb).items() if v is not None},
+                             **({"coarse_factor": args.coarse} if args.coarse else {}))
             for r in (out.values() if args.env == "all" else [out]) if rank0 else []:
                 print(f"{r['env']}: {r['epochs']} epochs, best val {r['best_val']:.4g} (epoch {r['best_epoch']}), "
                       f"{r['train_seconds']} s training, checkpoint {r['ckpt']}")

@@ -27,16 +27,16 @@ from .envs import REGISTRY, config_changes, env_path, validate_env
 from .paths import data_root, store_path
 
 # %% auto #0
-__all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'CONNECT_SECONDS', 'solver_hash', 'plan_trajectories', 'check_unique',
-           'open_store', 'read_meta', 'check_identity', 'stored_params', 'read_trajectory', 'SimulatorError',
-           'dask_client', 'store_bytes', 'build_dataset']
+__all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'CODECS', 'META_CODECS', 'CONNECT_SECONDS', 'solver_hash', 'frame_sha',
+           'plan_trajectories', 'check_unique', 'open_store', 'read_meta', 'check_identity', 'stored_params',
+           'read_trajectory', 'SimulatorError', 'dask_client', 'run_tasks', 'store_bytes', 'build_dataset']
 
 # %% ../nbs/04_data.ipynb #c005
 SCHEDULER_ENV_VAR = "HYBRID_NBS_SCHEDULER"  # a Dask scheduler address, e.g. tcp://host:8786
 FORMAT_VERSION = 2  # 2: a crc32c checksum on every array, metadata included
 # crc32c after compression: a damaged frame fails its checksum instead of decoding to wrong numbers
-_CODECS = (zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"), zarr.codecs.Crc32cCodec())
-_META_CODECS = (zarr.codecs.Crc32cCodec(),)  # the small per-trajectory arrays: a flipped byte fails, never misleads
+CODECS = (zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"), zarr.codecs.Crc32cCodec())
+META_CODECS = (zarr.codecs.Crc32cCodec(),)  # the small per-trajectory arrays: a flipped byte fails, never misleads
 
 
 def solver_hash(env: Env) -> str:
@@ -52,7 +52,8 @@ def solver_hash(env: Env) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 # %% ../nbs/04_data.ipynb #c009
-def _sha(x: np.ndarray) -> np.ndarray:
+def frame_sha(x: np.ndarray) -> np.ndarray:
+    "The sha256 of an array's bytes as 32 uint8 (the digest every store keeps per trajectory)."
     return np.frombuffer(hashlib.sha256(np.ascontiguousarray(x).tobytes()).digest(), dtype=np.uint8)
 
 
@@ -70,7 +71,7 @@ def plan_trajectories(env: Env, split: str, seed: int, indices) -> list[dict]:
     for i in indices:
         params, x0, fingerprint = _draw(env, seed, split, int(i))
         out.append(dict(params=json.loads(json.dumps(dataclasses.asdict(params))), vector=env.param_vector(params),
-                        seed=fingerprint, ic_hash=_sha(np.asarray(x0, dtype=np.float64)), family=env.family(params, x0)))
+                        seed=fingerprint, ic_hash=frame_sha(np.asarray(x0, dtype=np.float64)), family=env.family(params, x0)))
     return out
 
 
@@ -103,12 +104,12 @@ def _create(path: Path, ident: dict, env: Env, plan: list[dict]) -> None:
     n, T, shape = ident["size"], ident["n_frames"], tuple(env.state_shape)
     g = zarr.open_group(tmp, mode="w", zarr_format=3)
     g.create_array("states", shape=(n, T, *shape), dtype=STORE_DTYPE, shards=(1, T, *shape), chunks=(1, 1, *shape),
-                   compressors=_CODECS, fill_value=np.nan)
+                   compressors=CODECS, fill_value=np.nan)
     for name, arr in [("params", np.stack([p["vector"] for p in plan]).astype(np.float32)),
                       ("seeds", np.array([p["seed"] for p in plan], dtype=np.uint64)),
                       ("ic_hash", np.stack([p["ic_hash"] for p in plan])),
                       ("digest", np.zeros((n, 32), np.uint8)), ("done", np.zeros(n, np.uint8))]:
-        g.create_array(name, shape=arr.shape, dtype=arr.dtype, chunks=arr.shape, compressors=_META_CODECS)[...] = arr
+        g.create_array(name, shape=arr.shape, dtype=arr.dtype, chunks=arr.shape, compressors=META_CODECS)[...] = arr
     g.attrs.update(dict(ident, env_class=env_path(env), families=[p["family"] for p in plan],
                         channel_names=list(env.channel_names), rng="make_rng(seed, env, split, index)",
                         params_full=[p["params"] for p in plan]))
@@ -239,7 +240,7 @@ def _trajectory_task(env: Env, path: str, split: str, seed: int, i: int, n_frame
     if n_threads:
         set_threads(n_threads)
     params, x0, _ = _draw(env, seed, split, i)
-    if not np.array_equal(_sha(np.asarray(x0, dtype=np.float64)), ic_hash):
+    if not np.array_equal(frame_sha(np.asarray(x0, dtype=np.float64)), ic_hash):
         raise RuntimeError(f"trajectory {i} of {path}: the initial state differs from the planned one (solver code "
                            "differs between driver and worker?)")
     x = _frames(env, x0, params, n_frames, i)
@@ -248,7 +249,7 @@ def _trajectory_task(env: Env, path: str, split: str, seed: int, i: int, n_frame
     zarr.open_array(Path(path) / "states", mode="r+")[i] = x
     if fail == "kill":
         os._exit(17)  # a hard kill after the shard, before the driver marks it done
-    return i, _sha(x)
+    return i, frame_sha(x)
 
 
 CONNECT_SECONDS = 10  # how long a scheduler may take to answer before `hnwm data` gives up on it
@@ -306,7 +307,7 @@ def _map(client, fn, args: list[tuple]) -> list:
     return client.gather([client.submit(fn, *a, pure=False) for a in args])
 
 
-def _run_tasks(client, fn, args: list[tuple], desc: str, progress: bool):
+def run_tasks(client, fn, args: list[tuple], desc: str, progress: bool):
     "Yield `fn(*a)` for every `a`, in this process (client None) or on the cluster, as they complete."
     from tqdm import tqdm  # text bars: tqdm.auto warns in kernels without ipywidgets
     bar = tqdm(total=len(args), desc=desc, unit="traj", disable=not progress or not args)
@@ -342,7 +343,7 @@ def _bad_digests(g: zarr.Group, indices) -> list[int]:
     bad = []
     for i in indices:
         try:
-            ok = np.array_equal(_sha(np.asarray(g["states"][i], np.float32)), g["digest"][i])
+            ok = np.array_equal(frame_sha(np.asarray(g["states"][i], np.float32)), g["digest"][i])
         except Exception:  # noqa: BLE001 - an unreadable shard is a bad one
             ok = False
         bad += [] if ok else [int(i)]
@@ -422,7 +423,7 @@ def _accept_solver_edit(g: zarr.Group, env: Env, ident: dict, split: str, seed: 
     if len(done):
         i = int(done[0])
         params, x0, _ = _draw(env, seed, split, i)
-        if not np.array_equal(_sha(_frames(env, x0, params, n_frames)), read_meta(g, "digest")[i]):
+        if not np.array_equal(frame_sha(_frames(env, x0, params, n_frames)), read_meta(g, "digest")[i]):
             return  # this solver makes other frames: the store is stale, and `check_identity` refuses it
     g.attrs["solver_hash"] = ident["solver_hash"]
 
@@ -456,7 +457,7 @@ def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, ove
                  fail_at[1] if fail_at and fail_at[0] == i else None) for i in todo]
         with threads(n_threads) if client is None else nullcontext():
             try:
-                for i, digest in _run_tasks(client, _trajectory_task, args, f"{env.name}/{split}", progress):
+                for i, digest in run_tasks(client, _trajectory_task, args, f"{env.name}/{split}", progress):
                     g["digest"][i] = digest
                     g["done"][i] = 1
             except Exception as e:

@@ -23,7 +23,7 @@ import zarr
 from .card import norm_stats
 from .core import (LONG_SPLITS, SPLITS, Env, Profile, check_positive, check_split, get_profile, make_rng,
                              threads)
-from .data import _CODECS, build_dataset, open_store, read_trajectory, store_bytes, stored_params
+from .data import CODECS, build_dataset, open_store, read_trajectory, store_bytes, stored_params
 from .dataset import horizon_ladder
 from .envs import expand_envs, make_env
 from .errormap import step_doubling
@@ -159,7 +159,7 @@ def float16_probe(path: str | Path,  # a float32 store
     x16 = x.astype(np.float16)
     probe = Path(scratch) / "float16_probe.zarr"
     a = zarr.create_array(probe, shape=x.shape, dtype="float16", chunks=(1, *x.shape[1:]), shards=x.shape,
-                          compressors=_CODECS, overwrite=True)
+                          compressors=CODECS, overwrite=True)
     a[...] = x16
     nbytes = store_bytes(probe)
     shutil.rmtree(probe)

@@ -110,7 +110,8 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
             if units == "raw":
                 diff = model.state_norm.inverse(diff) - model.state_norm.inverse(torch.zeros_like(diff))
             m = _norm_over_channels(diff, model.grid)
-            m[~ok] = float("inf")
+            # a diverged outer step (a corrector's coarse solve refused the inner state) is as distrusted as an inner one
+            m[~(ok & torch.isfinite(outer).flatten(1).all(dim=1))] = float("inf")
             m = m.reshape(k, b, *m.shape[1:]).mean(dim=0)
             m[~torch.isfinite(direct).flatten(1).all(dim=1)] = float("inf")
             preds.append(model.state_norm.inverse(direct).numpy())

@@ -16,6 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .coarse import CoarseSolve
 from .core import Env, get_profile, real_array
 from .envs import env_identity, make_env
 
@@ -172,12 +173,13 @@ class ResBlock(nn.Module):
 class UNet(nn.Module):
     "FiLM-conditioned U-Net on (B, C, ny, nx) grids; ny and nx must be divisible by patch * 2**(len(widths) - 1)."
     def __init__(self, channels: int, widths: Sequence[int], blocks: int, cond_dim: int, groups: int, padding: str,
-                 patch: int = 1):  # cells per side the stem folds into channels (pixel unshuffle); 1: full resolution
+                 patch: int = 1,  # cells per side the stem folds into channels (pixel unshuffle); 1: full resolution
+                 inputs: int = 1):  # states stacked on the channel axis (2: a corrector's start and coarse solve)
         super().__init__()
         self.patch = int(patch)
         self.factor = self.patch * 2 ** (len(widths) - 1)
         block = lambda a, b: ResBlock(a, b, cond_dim, groups, padding)
-        self.stem = _conv3(channels * self.patch ** 2, widths[0], padding)
+        self.stem = _conv3(inputs * channels * self.patch ** 2, widths[0], padding)
         self.down, self.pools, c = nn.ModuleList(), nn.ModuleList(), widths[0]
         for i, w in enumerate(widths):  # the deepest level is the bottleneck
             self.down.append(nn.ModuleList([block(c if b == 0 else w, w) for b in range(blocks)]))
@@ -192,10 +194,10 @@ class UNet(nn.Module):
         nn.init.zeros_(self.out.weight)
         nn.init.zeros_(self.out.bias)
 
-    def forward(self, x: torch.Tensor,  # (B, channels, ny, nx) normalised states
+    def forward(self, x: torch.Tensor,  # (B, inputs * channels, ny, nx) normalised states
                 cond: torch.Tensor,  # (B, cond_dim) conditioning
                 ) -> torch.Tensor:
-        "The correction to `x`, of its shape (zero at initialisation: the output layer starts at zero)."
+        "The (B, channels, ny, nx) correction (zero at initialisation: the output layer starts at zero)."
         h, skips = self.stem(F.pixel_unshuffle(x, self.patch) if self.patch > 1 else x), []
         for i, level in enumerate(self.down):
             for blk in level:
@@ -339,6 +341,7 @@ class SurrogateConfig:
     env_path: str = ""  # the environment's import path `module:Class` ("" in checkpoints that predate it)
     env_config: dict = dataclasses.field(default_factory=dict)  # its whole `config()`, compared on loading
     max_horizon: float = 0.0  # the longest horizon (frames) it was trained on; 0: not recorded (no check)
+    coarse: dict = dataclasses.field(default_factory=dict)  # a corrector's `CoarseSolve.identity`; {}: the paper's surrogate
 
     def __post_init__(self):
         for f in ("state_mean", "state_std", "param_mean", "param_std"):
@@ -354,6 +357,9 @@ class SurrogateConfig:
             raise ValueError(f"param_mean has {len(self.param_mean)} entries, param_std {len(self.param_std)}")
         if self.padding not in PADDINGS:
             raise ValueError(f"padding must be one of {PADDINGS}, got {self.padding!r}")
+        if self.coarse and (not grid or not {"factor", "prolong", "coarse", "solver_hash"} <= set(self.coarse)):
+            raise ValueError("coarse must be a CoarseSolve.identity (factor, prolong, coarse, solver_hash) of a grid "
+                             f"environment, got {sorted(self.coarse)} for a {self.arch.kind}")
 
     @property
     def env_identity(self) -> dict:
@@ -370,7 +376,7 @@ class SurrogateConfig:
     def from_dict(cls, d: Mapping,  # `to_dict`'s output (a checkpoint's config.json)
                   ) -> SurrogateConfig:
         "Rebuild from `to_dict`'s output; unknown or missing keys raise `ValueError`."
-        d = _fields(cls, d, "SurrogateConfig", optional=("env_path", "env_config", "max_horizon"))
+        d = _fields(cls, d, "SurrogateConfig", optional=("env_path", "env_config", "max_horizon", "coarse"))
         kind = d["arch"].get("kind") if isinstance(d["arch"], Mapping) else None
         if kind not in _ARCHS:
             raise ValueError(f"arch.kind must be one of {tuple(_ARCHS)}, got {kind!r}")
@@ -394,11 +400,12 @@ def _real_tensor(v, name: str, device=None) -> torch.Tensor:
 
 
 class Surrogate(nn.Module):
-    "f(s, h, p): the state `h` frames later, as input + correction in per-channel normalised units."
+    "f(s, h, p): the state `h` frames later, as input + correction in per-channel normalised units; a corrector (`config.coarse`) adds its correction to a coarse solve instead."
     def __init__(self, config: SurrogateConfig):
         super().__init__()
         self.config, arch = config, config.arch
         self.extrapolate = False  # True: horizons outside MIN_HORIZON..config.max_horizon are allowed (`extrapolating`)
+        self._solve = None  # a corrector's `CoarseSolve`, built on first use (`coarse_solve`)
         self.grid = arch.kind == "unet"
         self.state_norm = Normalizer(config.state_mean, config.state_std, axis=1 if self.grid else -1, name="state")
         self.param_norm = Normalizer(config.param_mean, config.param_std, axis=-1, name="params")
@@ -407,7 +414,7 @@ class Surrogate(nn.Module):
                                       nn.Linear(arch.cond_dim, arch.cond_dim), nn.SiLU())
         if self.grid:
             self.net = UNet(config.state_shape[0], arch.widths, arch.blocks, arch.cond_dim, arch.groups, config.padding,
-                            arch.patch)
+                            arch.patch, inputs=2 if config.coarse else 1)
         else:
             self.net = FiLMMLP(math.prod(config.state_shape), arch.width, arch.blocks, arch.cond_dim)
 
@@ -449,13 +456,45 @@ class Surrogate(nn.Module):
         z = torch.cat([self.embed(h.expand(batch)), self.param_norm(p.reshape(-1, n_p).expand(batch, n_p))], dim=-1)
         return self.cond_mlp(z)
 
+    @property
+    def corrector(self) -> bool:
+        "Whether it corrects a coarse solve, g = c + net(s, c), rather than replacing the solver, f = s + net(s)."
+        return bool(self.config.coarse)
+
+    def coarse_solve(self) -> CoarseSolve:
+        "A corrector's `CoarseSolve`, rebuilt from the recorded environment and refused unless it is the recorded one."
+        if self._solve is None:
+            c = self.config
+            if not self.corrector:
+                raise ValueError("this surrogate corrects no coarse solve (its config.coarse is empty)")
+            solve = CoarseSolve(make_env(c.env_path or c.env, **c.env_config), c.coarse["factor"], c.coarse["prolong"])
+            solve.check(c.coarse, "this corrector", f"retrain it with `hnwm train --coarse {c.coarse['factor']}`")
+            self._solve = solve
+        return self._solve
+
+    def _coarse(self, x: torch.Tensor, horizon, params) -> torch.Tensor:
+        "The normalised coarse solution from normalised states `x` (NaN rows where the coarse solve failed)."
+        solve, b = self.coarse_solve(), len(x)
+        h = _real_tensor(horizon, "horizon").reshape(-1).expand(b).numpy()
+        p = _real_tensor(params, "params").reshape(-1, len(self.config.param_mean)).expand(b, -1).numpy()
+        raw = self.state_norm.inverse(x).detach().cpu().double().numpy()
+        out, _ = solve(raw, [solve.env.params_from_vector(v) for v in p], h)
+        c = self.state_norm(torch.from_numpy(out).to(x.device, torch.float32))
+        return c.contiguous(memory_format=torch.channels_last) if x.is_contiguous(memory_format=torch.channels_last) else c
+
     def forward(self, state_norm: torch.Tensor,  # (B, *state_shape), normalised
                 horizon,  # frames, scalar or (B,)
                 params,  # raw physical parameters, (P,) or (B, P)
+                coarse: torch.Tensor | None = None,  # a corrector's normalised coarse solution (None: solved here)
                 ) -> torch.Tensor:
-        "The normalised state `horizon` frames later: `state_norm` plus the network's correction (what training calls)."
+        "The normalised state `horizon` frames later: `state_norm` (a corrector: its coarse solve) plus the network's correction."
         x = self._check_state(state_norm, "state_norm")
         cond = self.conditioning(horizon, params, x.shape[0])
+        if self.corrector:
+            c = self._coarse(x, horizon, params) if coarse is None else coarse
+            return c + self.net(torch.cat([x, c], dim=1), cond)
+        if coarse is not None:
+            raise ValueError("coarse= is a corrector's input; this surrogate corrects no coarse solve")
         if self.grid:
             return x + self.net(x, cond)
         return x + self.net(x.flatten(1), cond).view_as(x)
@@ -493,7 +532,8 @@ def build_model(config: SurrogateConfig | UNetConfig | MLPConfig | str,  # a ful
                 state_mean=None, state_std=None,  # with a size: per-channel train statistics
                 param_mean=None, param_std=None,  # with a size: per-parameter train statistics
                 seed: int | None = 0,  # torch seed for the initial weights (None: leave the RNG alone)
-                max_horizon: float = 0.0) -> Surrogate:  # with a size: the longest horizon it will be trained on
+                max_horizon: float = 0.0,  # with a size: the longest horizon it will be trained on
+                coarse: dict | None = None) -> Surrogate:  # with a size: a `CoarseSolve.identity` makes a corrector
     "A `Surrogate` from a `SurrogateConfig`, or from a size plus an environment and its train statistics."
     if not isinstance(config, SurrogateConfig):
         arch = MODELS.get(config) if isinstance(config, str) else config
@@ -504,7 +544,7 @@ def build_model(config: SurrogateConfig | UNetConfig | MLPConfig | str,  # a ful
         ident = env_identity(env)
         config = SurrogateConfig(arch, env.name, tuple(env.state_shape), padding_for(env),
                                  state_mean, state_std, param_mean, param_std, ident["path"], ident["config"],
-                                 float(max_horizon))
+                                 float(max_horizon), dict(coarse or {}))
     if seed is None:
         return Surrogate(config)
     with torch.random.fork_rng(devices=[]):

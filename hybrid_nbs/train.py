@@ -23,6 +23,8 @@ from torch import nn
 
 from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, recover_checkpoint, restore_best, save_checkpoint
+from .coarse import (CoarseSolve, build_coarse_cache, cache_starts, coarse_cache_path, open_coarse_cache,
+                               prolong)
 from .core import Env, exclusive, get_profile, make_rng, set_threads, symmetry_errors
 from .data import open_store, read_meta, read_trajectory, stored_params
 from .dataset import PairDataset, horizon_ladder, sample_pairs
@@ -36,7 +38,8 @@ __all__ = ['TrainConfig', 'train_config_for', 'lr_at', 'epoch_pairs', 'rung_pair
 
 # %% ../nbs/06_train.ipynb #c005
 # fields added after checkpoints were first written, with the behaviour of a checkpoint that predates them
-_ADDED_FIELDS = {"initial_frac": 0.0, "augment": False, "mixed_precision": False, "horizon_weighting": "uniform"}
+_ADDED_FIELDS = {"initial_frac": 0.0, "augment": False, "mixed_precision": False, "horizon_weighting": "uniform",
+                 "coarse_factor": 0, "coarse_stride": 8}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,6 +65,8 @@ class TrainConfig:
     workers: int = 0  # DataLoader workers when reading from the store
     mixed_precision: bool = False  # bf16 autocast of the training forward passes on CUDA; a CPU trains in float32
     horizon_weighting: str = "uniform"  # "uniform": every pair alike; "persistence": each horizon by 1 / its persistence MSE
+    coarse_factor: int = 0  # 0: the paper's surrogate; k >= 2: a corrector of the solver run k times coarser (`coarse`)
+    coarse_stride: int = 8  # a corrector's pairs start on every `coarse_stride`-th frame (the cached coarse solves')
 
     def __post_init__(self):
         for f in dataclasses.fields(self):  # a numpy number (from an array, a sweep) would reach the checkpoint's JSON
@@ -79,6 +84,13 @@ class TrainConfig:
         for f in ("chain_frac", "continuous_frac", "initial_frac", "warmup_frac", "min_lr_frac"):
             if not 0 <= getattr(self, f) <= 1:
                 raise ValueError(f"TrainConfig.{f} must be in [0, 1], got {getattr(self, f)!r}")
+        if isinstance(self.coarse_factor, bool) or not isinstance(self.coarse_factor, int) or self.coarse_factor in (1,) \
+                or self.coarse_factor < 0 or not isinstance(self.coarse_stride, int) or self.coarse_stride < 1:
+            raise ValueError(f"TrainConfig.coarse_factor must be 0 or an integer >= 2 and coarse_stride a positive integer, "
+                             f"got {self.coarse_factor!r} and {self.coarse_stride!r}")
+        if self.coarse_factor and self.chain_weight:
+            raise ValueError("TrainConfig: a corrector trains without the chain term (chain_weight=0): its inner step "
+                             "would need a coarse solve inside the training loop")
         if self.lr <= 0 or self.chain_weight < 0 or self.clip <= 0:
             raise ValueError("TrainConfig: lr and clip must be positive, chain_weight non-negative")
 
@@ -121,6 +133,8 @@ def train_config_for(env: Env | str,  # an environment, or its registered name /
         raise ValueError(f"{type(env).__name__}.surrogate_defaults({prof.name!r}) sets unknown TrainConfig fields {sorted(set(own) - fields)}")
     if set(overrides) - fields:
         raise ValueError(f"unknown TrainConfig fields {sorted(set(overrides) - fields)}")
+    if overrides.get("coarse_factor") and "chain_weight" not in overrides:
+        overrides = dict(overrides, chain_weight=0.0)  # a corrector has no chain term (see TrainConfig)
     return dataclasses.replace(cfg, **own, **overrides)
 
 # %% ../nbs/06_train.ipynb #c008
@@ -141,6 +155,9 @@ def epoch_pairs(n_traj: int, n_frames: int, n: int, seed: int, epoch: int, cfg: 
              for k, mode in ((n - n_c, "ladder"), (n_c, "continuous")) if k > 0]
     pairs = np.concatenate(parts)[rng.permutation(n)]
     pairs[:int(round(cfg.initial_frac * n)), 1] = 0  # the rows are shuffled: a random share starts at frame 0
+    if cfg.coarse_factor:  # a corrector starts on the cached frames: the last one at or before each drawn start
+        starts = cache_starts(n_frames, min(cfg.max_horizon, n_frames - 1), cfg.coarse_stride)
+        pairs[:, 1] = starts[np.searchsorted(starts, pairs[:, 1], side="right") - 1]
     return pairs
 
 
@@ -173,9 +190,9 @@ def _all_states(g) -> np.ndarray:
 
 
 class PairSource:
-    "Batches (state, target, horizon, params) of raw float32 tensors from one split's store."
+    "Batches (state, target, horizon, params) of raw float32 tensors from one split's store; with `attach_coarse`, each pair's cached coarse solution too."
     def __init__(self, path: str | Path, memory_gb: float = 4.0):
-        self.path = Path(path)
+        self.path, self.memory_gb, self.coarse = Path(path), memory_gb, None
         g = open_store(self.path, complete=True)
         self.n_traj, self.n_frames = g["states"].shape[:2]
         self.params = torch.from_numpy(np.asarray(read_meta(g, "params"), np.float32))
@@ -188,7 +205,15 @@ class PairSource:
     def batches(self, pairs: np.ndarray,  # (N, 3) rows (trajectory, t0, h)
                 batch_size: int,  # rows per batch (the last may be shorter)
                 workers: int = 0):  # DataLoader workers when the split is read from the store, not memory
-        "Yield the batches of `pairs` in order, as (state, target, horizon, params) tensors."
+        "Yield the batches of `pairs` in order, as (state, target, horizon, params[, coarse]) tensors."
+        if self.coarse is not None:
+            frames, index, solve = self.coarse
+            for k in range(0, len(pairs), batch_size):
+                i, t0, h = torch.from_numpy(np.ascontiguousarray(pairs[k:k + batch_size])).T
+                c = frames[i, torch.from_numpy(index[t0.numpy()]), h].numpy()
+                c = torch.from_numpy(prolong(solve.env, c, solve.factor, solve.mode).astype(np.float32))
+                yield self.states[i, t0], self.states[i, t0 + h], h.float(), self.params[i], c
+            return
         if self.states is not None:
             for k in range(0, len(pairs), batch_size):
                 i, t0, h = torch.from_numpy(np.ascontiguousarray(pairs[k:k + batch_size])).T
@@ -199,6 +224,20 @@ class PairSource:
         loader = torch.utils.data.DataLoader(ds, batch_size=batch_size, shuffle=False, num_workers=workers,
                                              persistent_workers=False)  # no randomness in the workers
         yield from loader
+
+    def attach_coarse(self, cache,  # `open_coarse_cache` of this split
+                      solve: CoarseSolve) -> np.ndarray:  # the coarse solve it holds
+        "Make every batch carry its pairs' cached coarse solutions; returns the (trajectory, start) rows whose coarse solve failed."
+        frames = cache["frames"]
+        if self.states is None or math.prod(frames.shape) * 4 > self.memory_gb * 2 ** 30:
+            raise ValueError(f"a corrector reads its split and coarse cache from memory; {self.path} and its cache "
+                             f"need more than memory_gb={self.memory_gb}: raise it or the cache's stride")
+        starts = np.asarray(cache.attrs["starts"], np.int64)
+        index = np.full(self.n_frames, -1, np.int64)
+        index[starts] = np.arange(len(starts))
+        self.coarse = (torch.from_numpy(np.asarray(frames[...])), index, solve)
+        failed = np.argwhere(np.asarray(cache["failed"][...], bool))
+        return np.stack([failed[:, 0], starts[failed[:, 1]]], 1) if len(failed) else np.zeros((0, 2), np.int64)
 
 # %% ../nbs/06_train.ipynb #9de436ad
 def augmenter(env: Env, cfg: TrainConfig,
@@ -218,9 +257,10 @@ def augmenter(env: Env, cfg: TrainConfig,
                              f"advance(g s) - g advance(s), relative, > {rtol:g}): "
                              + ", ".join(f"{k} {v:.3g}" for k, v in bad.items()) + "; refusing to augment with them")
 
-    def augment(x: torch.Tensor, y: torch.Tensor, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        xs, ys = env.augment([x.numpy(), y.numpy()], lambda *shape: torch.rand(*shape, generator=gen).numpy())
-        return torch.from_numpy(np.ascontiguousarray(xs)), torch.from_numpy(np.ascontiguousarray(ys))
+    def augment(x: torch.Tensor, y: torch.Tensor, gen: torch.Generator, *more: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        # `more`: arrays that share each row's map (a corrector's coarse solutions, which commute with it as the solver does)
+        out = env.augment([a.numpy() for a in (x, y, *more)], lambda *shape: torch.rand(*shape, generator=gen).numpy())
+        return tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in out)
     return augment
 
 # %% ../nbs/06_train.ipynb #c013
@@ -256,9 +296,10 @@ class PairLoss(nn.Module):
     def forward(self, x,  # (B, *state_shape) normalised inputs
                 y,  # (B, *state_shape) normalised targets, `h` frames later
                 h,  # (B,) horizons in frames
-                p):  # (B, P) raw physical parameters
+                p,  # (B, P) raw physical parameters
+                c=None):  # (B, *state_shape) a corrector's normalised coarse solutions
         "(direct, chain): the (weighted) MSE of f(x, h) against y, and of the two half-steps on the chained share of the batch."
-        direct = self._mse(self.model(x, h, p), y, h)
+        direct = self._mse(self.model(x, h, p) if c is None else self.model(x, h, p, coarse=c), y, h)
         k = math.ceil(self.cfg.chain_frac * len(h)) if self.cfg.chain_weight > 0 else 0
         idx = torch.nonzero(h[:k] >= 2).flatten()
         if len(idx) == 0:
@@ -275,7 +316,7 @@ def horizon_weights(source: PairSource, model: Surrogate, cfg: TrainConfig, seed
     "(rungs, weights): 1 / the train split's mean normalised persistence MSE at each ladder rung, scaled to mean 1 over epoch 0's horizons."
     pairs = rung_pairs(source.n_traj, source.n_frames, per_rung, seed, cfg.max_horizon, cfg.initial_frac)
     err = torch.cat([((model.state_norm(y) - model.state_norm(x)) ** 2).flatten(1).mean(1).double()
-                     for x, y, _, _ in source.batches(pairs, 256)]).numpy()
+                     for x, y, *_ in source.batches(pairs, 256)]).numpy()
     rungs = np.unique(pairs[:, 2])
     m = np.array([err[pairs[:, 2] == r].mean() for r in rungs])
     if not (np.isfinite(m).all() and (m > 0).all()):
@@ -296,14 +337,19 @@ def validate(model: Surrogate, source: PairSource, pairs: np.ndarray, batch_size
     sums = torch.zeros(3, len(rungs), dtype=torch.float64)
     counts = torch.zeros(len(rungs), dtype=torch.float64)
     rank, size = world
-    for x, y, h, p in source.batches(pairs[rank::size], batch_size):
+    for x, y, h, p, *_ in source.batches(pairs[rank::size], batch_size):  # a corrector solves coarse itself, as in use
         x, y, h, p = (t.to(device) for t in (x, y, h, p))
         x, y = model.state_norm(x), model.state_norm(y)
         f = model(x, h, p)
         half = torch.clamp(h / 2, min=1.0)  # h = 1 has no half-step on the data: the chain there is f(f(s,1),1)
-        ff = model(model(x, half, p), half, p)
-        red = lambda a: a.flatten(1).mean(1).double().cpu()  # noqa: E731
-        r = torch.as_tensor(np.searchsorted(rungs, h.cpu().numpy().astype(np.int64)))
+        mid = model(x, half, p)
+        ok = torch.isfinite(mid).flatten(1).all(1) & torch.isfinite(f).flatten(1).all(1)
+        ff = model(torch.where(ok.view(-1, *[1] * (x.ndim - 1)), mid, x), half, p)
+        # a corrector whose coarse solve failed on a pair has no answer there: that pair is left out (never for f, whose
+        # non-finite output must show in the mean)
+        keep = ok if getattr(model, "corrector", False) else torch.ones_like(ok)
+        red = lambda a: a.flatten(1).mean(1).double().cpu()[keep.cpu()]  # noqa: E731
+        r = torch.as_tensor(np.searchsorted(rungs, h.cpu().numpy().astype(np.int64)))[keep.cpu()]
         for j, v in enumerate((red((f - y) ** 2), red((ff - y) ** 2), red((f - ff) ** 2))):
             sums[j].index_add_(0, r, v)
         counts.index_add_(0, r, torch.ones(len(r), dtype=torch.float64))
@@ -396,7 +442,7 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
           root: str | Path | None = None,  # data folder holding <profile>/<env>/; default the project's data/
           resume: bool = True,  # continue from <run>/last if it exists
           config: TrainConfig | None = None,  # default train_config_for(env, profile)
-          run: str | None = None,  # checkpoint folder name under ckpt/; default seed<seed>
+          run: str | None = None,  # checkpoint folder name under ckpt/; default seed<seed> (a corrector: corrector-k<k>-seed<seed>)
           stop_after: int | None = None,  # stop after this many epochs in this call (an interruption, for tests)
           threads: int | None = None,  # torch threads per process; default cores / local ranks (<= the profile's)
           arch: str | None = None,  # a registered model size (`model.MODELS`); default `model_config_for(env, profile)`
@@ -409,6 +455,9 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
     env = validate_env(env, prof)
     cfg = config or train_config_for(env, prof.name)
     size = resolve_arch(env, prof.name, arch)
+    if cfg.coarse_factor:
+        CoarseSolve(env, cfg.coarse_factor)  # an environment without a coarser grid is refused before anything runs
+        run = run or f"corrector-k{cfg.coarse_factor}-seed{seed}"
     rank, world, local_world, created = _distributed()
     finished = False
     try:
@@ -445,26 +494,28 @@ def fresh_model(env: Env, prof, src: PairSource, root, arch, cfg: TrainConfig, s
     "A surrogate of size `arch` initialised from `seed` and normalised by the train statistics (`norm.json`, checked against `src`)."
     norm = load_norm(env, prof, root, solver_hash=src.identity["solver_hash"])
     pm, ps = param_stats(src.params)
+    coarse = CoarseSolve(env, cfg.coarse_factor).identity if cfg.coarse_factor else None
     return build_model(arch, env=env, state_mean=norm["state_mean"], state_std=norm["state_std"],
                        param_mean=pm, param_std=ps, seed=seed,
-                       max_horizon=min(cfg.max_horizon, src.n_frames - 1))  # the range the pairs cover
+                       max_horizon=min(cfg.max_horizon, src.n_frames - 1),  # the range the pairs cover
+                       coarse=coarse)
 
 
 def train_step(model: Surrogate, loss_mod: nn.Module, opt: torch.optim.Optimizer, batch: tuple, cfg: TrainConfig,
                lr: float, augment: Callable | None = None, gen: torch.Generator | None = None,
                device: torch.device | str = "cpu", amp=None) -> tuple[torch.Tensor, torch.Tensor]:
-    "One AdamW step at learning rate `lr` on `batch` = (x, y, h, p) in physical units; returns the (direct, chain) losses."
-    x, y, h, p = batch
+    "One AdamW step at learning rate `lr` on `batch` = (x, y, h, p[, c]) in physical units; returns the (direct, chain) losses."
+    x, y, h, p, *more = batch  # more: a corrector's coarse solutions
     for g in opt.param_groups:
         g["lr"] = lr
     if augment is not None:
-        x, y = augment(x, y, gen)
-    x, y, h, p = (t.to(device) for t in (x, y, h, p))
-    x, y = model.state_norm(x), model.state_norm(y)
+        x, y, *more = augment(x, y, gen, *more)
+    x, y, h, p, *more = (t.to(device) for t in (x, y, h, p, *more))
+    x, y, *more = (model.state_norm(t) for t in (x, y, *more))
     if model.grid:
-        x, y = (t.contiguous(memory_format=torch.channels_last) for t in (x, y))
+        x, y, *more = (t.contiguous(memory_format=torch.channels_last) for t in (x, y, *more))
     with amp or contextlib.nullcontext():
-        direct, chain = loss_mod(x, y, h, p)
+        direct, chain = loss_mod(x, y, h, p, *more)
     loss = direct + cfg.chain_weight * chain
     opt.zero_grad(set_to_none=True)
     loss.backward()
@@ -483,6 +534,17 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     t_start = time.perf_counter()
     src = PairSource(store_path(env, prof, "train", root), cfg.memory_gb)
     val = PairSource(store_path(env, prof, "val", root), cfg.memory_gb)
+    coarse, failed = {}, np.zeros((0, 2), np.int64)
+    if cfg.coarse_factor:  # the coarse solutions of every training pair, computed once (rank 0), before any step
+        solve, horizon = CoarseSolve(env, cfg.coarse_factor), min(cfg.max_horizon, src.n_frames - 1)
+        if rank == 0:
+            built = build_coarse_cache(env, cfg.coarse_factor, prof, "train", root, cfg.coarse_stride, horizon)
+        if world > 1:
+            torch.distributed.barrier()
+        path = coarse_cache_path(env, prof, "train", cfg.coarse_factor, root)
+        failed = src.attach_coarse(open_coarse_cache(path, solve, src.path), solve)
+        coarse = dict(cache=str(path), starts=len(cache_starts(src.n_frames, horizon, cfg.coarse_stride)),
+                      failed_starts=int(len(failed)), cache_seconds=built["seconds"] if rank == 0 else None)
     model = fresh_model(env, prof, src, root, arch, cfg, seed)
     weights = horizon_weights(src, model, cfg, seed) if cfg.horizon_weighting == "persistence" else None
     model = model.to(device)
@@ -516,7 +578,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     vpairs = rung_pairs(val.n_traj, val.n_frames, cfg.val_per_rung, seed, cfg.max_horizon, cfg.initial_frac)
     meta_fixed = dict(env=env.name, env_path=model.config.env_path, profile=prof.name, seed=seed, run=folder.name, train_config=cfg.to_dict(),
                       dataset=src.identity, world_size=world, threads=torch.get_num_threads(),
-                      torch=torch.__version__, steps_per_epoch=steps, horizon_weights=weights)
+                      torch=torch.__version__, steps_per_epoch=steps, horizon_weights=weights, coarse=coarse)
     try:
         json.dumps(meta_fixed)  # now, not when the first epoch's checkpoint is written
     except (TypeError, ValueError) as e:
@@ -528,7 +590,10 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
             break
         t0 = time.perf_counter()
         pairs = epoch_pairs(src.n_traj, src.n_frames, steps * cfg.batch_size, seed, epoch, cfg)
-        mine = pairs.reshape(steps, world, local_b, 3)[:, rank].reshape(-1, 3)
+        if len(failed):  # a pair whose coarse solve failed is skipped (counted in the checkpoint's `coarse`), never NaN
+            pairs = pairs[~(pairs[:, None, :2] == failed[None]).all(-1).any(1)]
+            pairs = pairs[:len(pairs) // cfg.batch_size * cfg.batch_size]
+        mine = pairs.reshape(-1, world, local_b, 3)[:, rank].reshape(-1, 3)
         sums = torch.zeros(3, dtype=torch.float64)  # direct, chain, batches
         gen = torch.Generator().manual_seed(int(make_rng(seed, "augment", epoch, rank).integers(2 ** 62)))
         bar = tqdm(src.batches(mine, local_b, cfg.workers), total=steps, desc=f"{env.name} epoch {epoch + 1}/{cfg.epochs}",
