@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from .coarse import prolong
 from .core import Env, SolverSetting, check_positive, equal_error_cost, reference_advance, threads
 from .errormap import step_doubling
 from .evaluate import relative_error
@@ -21,8 +22,9 @@ from .metrics_ci import _interval, boot_indices, bootstrap_ci
 
 # %% auto #0
 __all__ = ['Timed', 'machine_load', 'time_interleaved', 'pareto_front', 'equal_accuracy_speedup', 'equal_cost_error_ratio',
-           'relative_l2', 'accuracy_cost_plane', 'side_by_side', 'headline', 'point_summary', 'summarise_plane',
-           'plane_markdown', 'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown', 'plot_plane']
+           'relative_l2', 'richardson_rows', 'accuracy_cost_plane', 'side_by_side', 'headline', 'point_summary',
+           'summarise_plane', 'plane_markdown', 'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown',
+           'plot_plane']
 
 # %% ../nbs/10e_speed.ipynb #c40a97f5
 @dataclasses.dataclass
@@ -138,6 +140,7 @@ class _SolverRun:
         states, params = self.states[which], self.params[which]
         wall, cpu = np.zeros((len(states), len(horizons))), np.zeros((len(states), len(horizons)))
         out = {h: np.full((len(states), *self.env.state_shape), np.nan) for h in horizons}
+        coarse = {h: np.full((len(states), *self.solver.state_shape), np.nan) for h in horizons}  # before prolongation
         failed = {}
         for i, (s, p) in enumerate(zip(states, params)):
             w = c = 0.0
@@ -150,30 +153,72 @@ class _SolverRun:
                     x = reference_advance(self.solver, x, p, h - done)  # as the stored frames were made
                     fine = self.env.prolong(x, k) if k != 1 else x
                     w, c, done = w + time.perf_counter() - w0, c + time.process_time() - c0, h
-                    wall[i, j], cpu[i, j], out[h][i] = w, c, fine
+                    wall[i, j], cpu[i, j], out[h][i], coarse[h][i] = w, c, fine, x
             except ValueError as e:  # the solver refuses at this setting (positivity, CFL collapse, divergence)
                 failed[i] = str(e)
                 wall[i], cpu[i] = np.nan, np.nan
         if record:
             self.wall.append(wall); self.cpu.append(cpu)
-            self.failed, self.out = failed, out
+            self.failed, self.out, self.coarse = failed, out, coarse
         return len(failed)
+
+    def _row(self, label: str, h: int, fine: np.ndarray, cpu: np.ndarray, wall: np.ndarray, **extra) -> dict:
+        "A row of per-trajectory cost and error against the full-resolution reference at horizon `h`."
+        ok = np.isfinite(fine.reshape(len(fine), -1)).all(1)
+        err, rel = np.full(len(ok), np.nan), np.full(len(ok), np.nan)
+        if ok.any():
+            err[ok] = trajectory_error(self.model, fine[ok], self.targets[h][ok])
+            rel[ok] = relative_l2(self.model, fine[ok], self.targets[h][ok])
+        status = "ok" if ok.all() else f"unstable: {len(ok) - int(ok.sum())} of {len(ok)} trajectories " \
+            f"failed ({next(iter(self.failed.values()), 'a non-finite state')})"
+        return dict(method=label, kind="solver", h=h, status=status, cpu=cpu, wall=wall, error=err, rel_l2=rel,
+                    factor=self.setting.factor, settings=dict(self.setting.settings), **extra)
+
+    def _prolonged(self, h: int, mode: str) -> tuple[np.ndarray, float, float]:
+        "The coarse results at `h` prolonged by `mode` (all trajectories at once), and its (wall, cpu) seconds per trajectory."
+        w0, c0 = time.perf_counter(), time.process_time()
+        fine = prolong(self.env, self.coarse[h], self.setting.factor, mode)
+        n = len(self.states)
+        return fine, (time.perf_counter() - w0) / n, (time.process_time() - c0) / n
+
+    def smooth_rows(self, modes: Sequence[str] = ("bilinear", "bicubic")) -> list[dict]:
+        "A coarse setting's runs prolonged smoothly (`coarse.prolong`): its cost plus the measured difference in prolongation time."
+        if self.setting.factor == 1:
+            return []
+        base = {r["h"]: r for r in self.rows()}
+        rows = []
+        for mode in modes:
+            for h in self.horizons:
+                _, w_c, c_c = self._prolonged(h, "constant")
+                fine, w_m, c_m = self._prolonged(h, mode)
+                rows.append(self._row(f"{self.setting.label}, {mode}", h, fine, base[h]["cpu"] + max(0.0, c_m - c_c),
+                                      base[h]["wall"] + max(0.0, w_m - w_c), prolong=mode))
+        return rows
 
     def rows(self) -> list[dict]:
         "Per horizon: per-trajectory cost (median of the warm calls) and error against the full-resolution reference."
         wall, cpu = np.median(np.stack(self.wall), axis=0), np.median(np.stack(self.cpu), axis=0)
-        rows = []
-        for j, h in enumerate(self.horizons):
-            ok = np.isfinite(self.out[h].reshape(len(self.states), -1)).all(1)
-            err, rel = np.full(len(ok), np.nan), np.full(len(ok), np.nan)
-            if ok.any():
-                err[ok] = trajectory_error(self.model, self.out[h][ok], self.targets[h][ok])
-                rel[ok] = relative_l2(self.model, self.out[h][ok], self.targets[h][ok])
-            status = "ok" if ok.all() else f"unstable: {len(self.states) - int(ok.sum())} of {len(ok)} trajectories " \
-                f"failed ({next(iter(self.failed.values()), 'a non-finite state')})"
-            rows.append(dict(method=self.setting.label, kind="solver", h=h, status=status, cpu=cpu[:, j], wall=wall[:, j],
-                             error=err, rel_l2=rel, factor=self.setting.factor, settings=dict(self.setting.settings)))
-        return rows
+        return [self._row(self.setting.label, h, self.out[h], cpu[:, j], wall[:, j]) for j, h in enumerate(self.horizons)]
+
+
+def richardson_rows(runs: Sequence[_SolverRun],  # the timed solver settings of one split
+                    order: int = 2,  # p, the schemes' formal order: u = u_k + (u_k - u_2k) / (2**p - 1)
+                    ) -> list[dict]:
+    "Richardson extrapolation of every pair of coarse settings k and 2k that differ in nothing else (bilinear prolongation); cost: both runs."
+    rows = []
+    for a in runs:
+        for b in runs:
+            k = a.setting.factor
+            if k == 1 or b.setting.factor != 2 * k or a.setting.settings != b.setting.settings:
+                continue
+            ra, rb = {r["h"]: r for r in a.rows()}, {r["h"]: r for r in b.rows()}
+            for h in a.horizons:
+                (ua, wa, ca), (ub, wb, cb) = a._prolonged(h, "bilinear"), b._prolonged(h, "bilinear")
+                fine = ua + (ua - ub) / (2 ** order - 1)
+                rows.append(a._row(f"richardson {a.setting.label} + {b.setting.label}", h, fine,
+                                   ra[h]["cpu"] + rb[h]["cpu"] + ca + cb, ra[h]["wall"] + rb[h]["wall"] + wa + wb,
+                                   prolong="bilinear", order=order))
+    return rows
 
 # %% ../nbs/10e_speed.ipynb #9b28208c
 def _surrogate_job(model, states, vectors, horizon: float, batch: int):
@@ -215,7 +260,9 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
         jobs[f"mode2 {q:.0%}"] = lambda sim=sims[q]: sim.mode2(test.states, test.params, h_max)
     timed, meta = time_interleaved(jobs, repeats, threads_n, warmups)
     cost = "cpu" if threads_n == 1 else "wall"  # on several threads CPU time sums them: the user waits for the wall
-    rows = [row for r in runs.values() for row in r.rows()] + refused
+    # the coarse runs as well as they can be used (McGreivy & Hakim): smooth prolongations, Richardson extrapolation
+    rows = [row for r in runs.values() for row in (*r.rows(), *r.smooth_rows())] + richardson_rows(list(runs.values()))
+    rows += refused
     for name, seeds in surrogates.items():
         preds = {h: [m.predict(test.states, float(h), test.vectors) for m in seeds] for h in horizons}
         errs = {h: np.stack([trajectory_error(model, p, test.targets[h]) for p in preds[h]]) for h in horizons}
