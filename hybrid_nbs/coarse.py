@@ -6,7 +6,6 @@ coarse solutions that training reads."""
 # %% ../nbs/04c_coarse.ipynb #k002
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import time
@@ -17,7 +16,7 @@ import numpy as np
 import zarr
 
 from .core import STORE_DTYPE, Env, check_positive, exclusive, get_profile, threads
-from .data import (CODECS, META_CODECS, dask_client, frame_sha, open_store, read_meta, read_trajectory,
+from .data import (CODECS, META_CODECS, content_digest, dask_client, frame_sha, open_store, read_trajectory,
                              run_tasks, solver_hash, stored_params)
 from .envs import env_identity, make_env
 from .paths import env_dir, store_path
@@ -163,8 +162,7 @@ def cache_starts(n_frames: int,  # frames per trajectory of the split
 
 def _source(g: zarr.Group) -> dict:
     "What a cache is computed from: the store's solver hash and the sha256 of its per-trajectory frame digests."
-    return dict(solver_hash=g.attrs["solver_hash"],
-                frames_sha256=hashlib.sha256(np.ascontiguousarray(read_meta(g, "digest")).tobytes()).hexdigest())
+    return dict(solver_hash=g.attrs["solver_hash"], frames_sha256=content_digest(g))
 
 
 def _cache_task(solve: CoarseSolve, store: str, path: str, i: int, starts: list, max_horizon: int,

@@ -28,8 +28,9 @@ from .paths import data_root, store_path
 
 # %% auto #0
 __all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'CODECS', 'META_CODECS', 'CONNECT_SECONDS', 'solver_hash', 'frame_sha',
-           'plan_trajectories', 'check_unique', 'open_store', 'read_meta', 'check_identity', 'stored_params',
-           'read_trajectory', 'SimulatorError', 'dask_client', 'run_tasks', 'store_bytes', 'build_dataset']
+           'plan_trajectories', 'check_unique', 'open_store', 'read_meta', 'content_digest', 'check_solver',
+           'check_identity', 'stored_params', 'read_trajectory', 'SimulatorError', 'dask_client', 'run_tasks',
+           'store_bytes', 'build_dataset']
 
 # %% ../nbs/04_data.ipynb #c005
 SCHEDULER_ENV_VAR = "HYBRID_NBS_SCHEDULER"  # a Dask scheduler address, e.g. tcp://host:8786
@@ -182,6 +183,21 @@ def _identity_changes(g: zarr.Group, ident: dict, env: Env | None, skip=()) -> d
             and not config_changes(dict(g.attrs["config"]), env):
         del diff["config"]  # only a setting added since, at its default: the store was built with it
     return diff
+
+
+def content_digest(g: zarr.Group) -> str:
+    "sha256 of a store's per-trajectory frame digests: equal for two stores exactly when every frame is."
+    return hashlib.sha256(np.ascontiguousarray(read_meta(g, "digest")).tobytes()).hexdigest()
+
+
+def check_solver(g: zarr.Group, env: Env, path) -> None:
+    "A `ValueError` if the store at `path` was built by other solver code than `env` has now, naming the command that settles it."
+    now = solver_hash(env)
+    if g.attrs.get("solver_hash") != now:
+        raise ValueError(f"{path} was built by other solver code than {env_path(env)} has now (solver hash "
+                         f"{str(g.attrs.get('solver_hash'))[:12]} != {now[:12]}), so its frames may be stale: run "
+                         f"`hnwm data --env {env_path(env)} --profile {g.attrs.get('profile')}`, which keeps the data if "
+                         "the edited solver still reproduces it and otherwise says to rebuild it with --overwrite")
 
 
 def check_identity(g: zarr.Group, ident: dict, path,

@@ -16,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from .core import Env, check_positive, check_split, get_profile, threads
-from .data import open_store, read_trajectory, stored_params
+from .data import check_solver, open_store, read_trajectory, stored_params
 from .envs import make_env
 from .paths import eval_path, store_path, write_atomic
 from .errormap import step_doubling
@@ -49,7 +49,9 @@ def load_split(env: str | Env, profile, split: str, horizons, root=None, t0: int
     "Frame `t0` and frames `t0 + h` of every trajectory of a stored split (the first `limit` of them)."
     check_split(split)
     env = make_env(env, profile)
-    g = open_store(store_path(env, profile, split, root), complete=True)
+    path = store_path(env, profile, split, root)
+    g = open_store(path, complete=True)
+    check_solver(g, env, path)  # frames of an edited solver are not its reference solution
     n = int(g.attrs["size"]) if limit is None else min(limit, int(g.attrs["size"]))
     frames = [t0, *(t0 + int(h) for h in horizons)]
     if max(frames) >= int(g.attrs["n_frames"]):

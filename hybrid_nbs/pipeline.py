@@ -12,7 +12,7 @@ from .baselines import check_ensemble
 from .card import write_card
 from .checkpoint import load_model
 from .core import Env, check_positive, exclusive, get_profile
-from .data import build_dataset, dask_client
+from .data import build_dataset, check_solver, content_digest, dask_client, open_store
 from .envs import expand_envs, validate_env
 from .evaluate import evaluate_env
 from .paths import ckpt_dir, env_dir, eval_path, store_path
@@ -86,7 +86,14 @@ def evaluate_main(env: str | Env,  # registered name, "all", import path `module
         if not any((folder / n).is_dir() for n in ("best", "best.old")):  # a `best.old` left by a kill: the loader recovers it
             raise ValueError(f"no trained {e.name} surrogate at {folder / 'best'}; run `hnwm train --env {env} "
                              f"--profile {prof.name} --seed {seed}` first")
-        model, _ = load_model(folder / "best", env=e, profile=prof.name)
+        model, meta = load_model(folder / "best", env=e, profile=prof.name)
+        path = store_path(e, prof, "train", root)
+        g = open_store(path, complete=True)
+        check_solver(g, e, path)
+        if meta.get("dataset", {}).get("content_sha256") not in (None, content_digest(g)):
+            raise ValueError(f"{folder / 'best'} was trained on other {e.name} data than {path} holds now (a rebuilt "
+                             f"dataset): train it again with `hnwm train --env {env} --profile {prof.name} --seed {seed} "
+                             "--no-resume`")
         out[e.name] = evaluate_env(e, model, prof, root, seed, n_starts=n_starts, threads_n=threads_n)
     return out if env == "all" else next(iter(out.values()))
 

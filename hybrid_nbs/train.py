@@ -26,7 +26,7 @@ from .checkpoint import CONFIG_FILE, read_checkpoint, recover_checkpoint, restor
 from .coarse import (CoarseSolve, build_coarse_cache, cache_starts, coarse_cache_path, open_coarse_cache,
                                prolong)
 from .core import Env, exclusive, get_profile, make_rng, set_threads, symmetry_errors
-from .data import open_store, read_meta, read_trajectory, stored_params
+from .data import check_solver, content_digest, open_store, read_meta, read_trajectory, stored_params
 from .dataset import PairDataset, horizon_ladder, sample_pairs
 from .envs import make_env, validate_env
 from .model import MODELS, Surrogate, build_model, model_config_for
@@ -172,9 +172,6 @@ def rung_pairs(n_traj: int, n_frames: int, per_rung: int, seed: int, max_horizon
     return np.concatenate(rows).astype(np.int64)
 
 
-def _sha_array(a) -> str:
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
-
 
 def _all_states(g) -> np.ndarray:
     "Every frame of a store in memory; a damaged or missing shard raises `read_trajectory`'s error, naming it."
@@ -200,7 +197,7 @@ class PairSource:
         self.states = torch.from_numpy(_all_states(g)) if nbytes <= memory_gb * 2 ** 30 else None
         self.identity = dict(path=f"{self.path.parent.name}/{self.path.name}", size=int(self.n_traj),
                              n_frames=int(self.n_frames), seed=g.attrs["seed"], solver_hash=g.attrs["solver_hash"],
-                             content_sha256=_sha_array(read_meta(g, "digest")))  # the per-trajectory frame digests
+                             content_sha256=content_digest(g))  # the per-trajectory frame digests
 
     def batches(self, pairs: np.ndarray,  # (N, 3) rows (trajectory, t0, h)
                 batch_size: int,  # rows per batch (the last may be shorter)
@@ -466,8 +463,9 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
         cores = len(os.sched_getaffinity(0))
         set_threads(threads or max(1, min(prof.threads, cores // local_world)))
         device = _device(local_world)
-        for split in ("train", "val"):  # a missing or unfinished store fails here, before anything is written
-            open_store(store_path(env, prof, split, root), complete=True)
+        for split in ("train", "val"):  # a missing, unfinished or stale store fails here, before anything is written
+            path = store_path(env, prof, split, root)
+            check_solver(open_store(path, complete=True), env, path)
         folder = ckpt_dir(env, prof.name, seed, root, run)
         with exclusive(folder, "another training run") if rank == 0 else contextlib.nullcontext():
             summary = _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device, size)
