@@ -261,6 +261,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'hybrid_nbs.data._misplaced': ('data.html#_misplaced', 'hybrid_nbs/data.py'),
                                  'hybrid_nbs.data._missing_store': ('data.html#_missing_store', 'hybrid_nbs/data.py'),
                                  'hybrid_nbs.data._repair_metadata': ('data.html#_repair_metadata', 'hybrid_nbs/data.py'),
+                                 'hybrid_nbs.data._same_class': ('data.html#_same_class', 'hybrid_nbs/data.py'),
                                  'hybrid_nbs.data._task_threads': ('data.html#_task_threads', 'hybrid_nbs/data.py'),
                                  'hybrid_nbs.data._trajectory_task': ('data.html#_trajectory_task', 'hybrid_nbs/data.py'),
                                  'hybrid_nbs.data.build_dataset': ('data.html#build_dataset', 'hybrid_nbs/data.py'),

@@ -190,8 +190,17 @@ def content_digest(g: zarr.Group) -> str:
     return hashlib.sha256(np.ascontiguousarray(read_meta(g, "digest")).tobytes()).hexdigest()
 
 
+def _same_class(g: zarr.Group, env: Env, path) -> None:
+    "A `ValueError` if the store at `path` holds the data of another class with the same `name` (one data folder for two)."
+    recorded = g.attrs.get("env_class")
+    if recorded and recorded != env_path(env):
+        raise ValueError(f"{path} holds the data of {recorded}, not of {env_path(env)}: two environments named "
+                         f"{env.name!r} share one data folder; give one of them another `name`, or another --root")
+
+
 def check_solver(g: zarr.Group, env: Env, path) -> None:
     "A `ValueError` if the store at `path` was built by other solver code than `env` has now, naming the command that settles it."
+    _same_class(g, env, path)
     now = solver_hash(env)
     if g.attrs.get("solver_hash") != now:
         raise ValueError(f"{path} was built by other solver code than {env_path(env)} has now (solver hash "
@@ -453,6 +462,7 @@ def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, ove
             shutil.rmtree(path)
         if path.exists():
             g = open_store(path, mode="r+")
+            _same_class(g, env, path)
             _accept_solver_edit(g, env, ident, split, seed, n_frames)
             check_identity(g, ident, path, env)
         else:

@@ -47,3 +47,15 @@ def test_a_checkpoint_of_a_rebuilt_dataset_is_refused_by_evaluate(tmp_path):
     assert _hnwm(tmp_path, "data", "--workers", "0", "--overwrite", "--seed", "5").returncode == 0  # other frames
     r = _hnwm(tmp_path, "evaluate")
     assert r.returncode != 0 and "was trained on other balls data" in r.stderr and "--no-resume" in r.stderr, r.stderr[-2000:]
+
+
+def test_two_environments_of_one_name_in_one_root_are_refused(tmp_path):
+    (tmp_path / "mysim.py").write_text(SIM.format(edit=""))
+    assert _hnwm(tmp_path, "data", "--workers", "0").returncode == 0
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    env.pop("HYBRID_NBS_ROOT", None)
+    for cmd in (["data", "--workers", "0"], ["train", "--epochs", "1", "--no-progress"]):  # the registered balls
+        r = subprocess.run([str(HNWM), *cmd, "--env", "balls", "--profile", "smoke", "--root", str(tmp_path / "data")],
+                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+        assert r.returncode != 0 and "holds the data of mysim:MyBalls, not of hybrid_nbs.envs.balls:Balls" in r.stderr, \
+            (cmd, r.stderr[-2000:])
