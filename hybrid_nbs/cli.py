@@ -61,6 +61,17 @@ def _int_in(lo: int, hi: int):
     return integer
 
 
+def _sizes(text: str) -> dict:
+    "An argparse type: `split=n[,split=n]` (the profile's plan is checked by `data.check_sizes`)."
+    out = {}
+    for part in text.split(","):
+        name, eq, n = part.partition("=")
+        if not eq or name.strip() not in SPLITS:
+            raise argparse.ArgumentTypeError(f"{part[:40]!r} is not split=n with a split among {', '.join(SPLITS)}")
+        out[name.strip()] = _int_in(1, 10**9)(n.strip())
+    return out
+
+
 def _float_in(lo: float, hi: float):
     "An argparse type: a finite number above `lo` and at most `hi`."
     def number(text: str) -> float:
@@ -112,6 +123,8 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--workers", type=_int_in(0, MAX_PROCESSES), help="local Dask workers (default: one per core; 0: no Dask)")
     g.add_argument("--overwrite", action="store_true", help="delete and rebuild existing stores")
     g.add_argument("--verify", action="store_true", help="re-check finished trajectories and rebuild damaged ones")
+    g.add_argument("--sizes", type=_sizes, metavar="SPLIT=N[,SPLIT=N]", help="build the first N trajectories of a "
+                   "split's plan, at most the profile's (default: the profile's sizes), e.g. train=779")
     t = sub.add_parser("train", parents=[stage], help="train (or resume) the surrogate; also under torchrun (DDP)")
     t.add_argument("--epochs", type=_int_in(1, 10**6), help="override the profile's epochs")
     t.add_argument("--threads", type=_int_in(1, MAX_PROCESSES), help="torch threads (default: the profile's, divided among local ranks)")
@@ -182,9 +195,10 @@ def main(argv: list[str] | None = None) -> int:
             # stdout carries one JSON record per line: what a user's module prints on import or while simulating goes
             # to stderr, so that `hnwm data ... | jq` still parses
             with redirect_stdout(sys.stderr):
-                check_data_fits(args.env, prof, args.split, args.root)  # a full disk stops it before it starts
+                check_data_fits(args.env, prof, args.split, args.root, sizes=args.sizes)  # a full disk stops it first
                 recs = data_main(args.env, prof, args.split, root=args.root, scheduler=args.scheduler,
-                                 workers=args.workers, overwrite=args.overwrite, seed=args.seed, verify=args.verify)
+                                 workers=args.workers, overwrite=args.overwrite, seed=args.seed, verify=args.verify,
+                                 sizes=args.sizes)
             for r in recs:
                 print(json.dumps(r, default=str))
             return 0

@@ -30,7 +30,7 @@ from .paths import data_root, store_path
 __all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'CODECS', 'META_CODECS', 'CONNECT_SECONDS', 'solver_hash', 'frame_sha',
            'plan_trajectories', 'check_unique', 'open_store', 'read_meta', 'content_digest', 'check_solver',
            'check_identity', 'stored_params', 'read_trajectory', 'SimulatorError', 'dask_client', 'run_tasks',
-           'store_bytes', 'build_dataset']
+           'store_bytes', 'check_sizes', 'build_dataset']
 
 # %% ../nbs/04_data.ipynb #c005
 SCHEDULER_ENV_VAR = "HYBRID_NBS_SCHEDULER"  # a Dask scheduler address, e.g. tcp://host:8786
@@ -375,6 +375,22 @@ def _bad_digests(g: zarr.Group, indices) -> list[int]:
     return bad
 
 
+def check_sizes(sizes: dict | None,  # split -> trajectories; None: the profile's
+                profile: Profile) -> dict:  # the profile whose plan a subset must fit in
+    "Trajectories per split: the profile's, or a subset of each split's plan (its first `n` trajectories)."
+    sizes = dict(sizes or {})
+    unknown = set(sizes) - set(SPLITS)
+    if unknown:
+        raise ValueError(f"sizes name unknown splits {sorted(unknown)}; the splits are {', '.join(SPLITS)}")
+    for s, n in sizes.items():
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"sizes: {s}={n!r} is not a positive number of trajectories")
+        if n > profile.split_sizes[s]:
+            raise ValueError(f"sizes: {s}={n} exceeds the {profile.name} profile's plan of {profile.split_sizes[s]} "
+                             f"{s} trajectories; a subset takes the first n of them")
+    return {s: int(sizes.get(s, profile.split_sizes[s])) for s in SPLITS}
+
+
 def build_dataset(env: str | Env,  # registered name, import path `module:Class`, or an `Env` instance
                   profile: str | Profile | None = None,  # sizes; None reads $HYBRID_NBS_PROFILE
                   split: str = "all",  # one of SPLITS, or "all"
@@ -386,16 +402,16 @@ def build_dataset(env: str | Env,  # registered name, import path `module:Class`
                   verify: bool = False,  # re-check the digests of finished trajectories and rebuild bad ones
                   progress: bool = True,  # show a progress bar
                   n_frames: int | None = None,  # frames per trajectory of every split; default `env.split_frames`
-                  sizes: dict | None = None,  # trajectories per split; default the profile's
+                  sizes: dict | None = None,  # trajectories per split, at most the profile's (its first n); default the profile's
                   client=None,  # an existing Dask client (overrides scheduler/workers)
                   _fail_at: tuple | None = None,  # testing: (index, "raise" | "kill") crashes that trajectory's task
                   ) -> list[dict]:
     "Build (or resume) the dataset stores of `env` at `profile`; returns one summary per split."
     prof = get_profile(profile)
     splits = SPLITS if split == "all" else (check_split(split),)
+    sizes = check_sizes(sizes, prof)  # refused before anything is built or written
     env = validate_env(env, prof)  # a simulator the package does not know passes check_env before anything is written
     frames = {s: n_frames or env.split_frames(prof, s) for s in SPLITS}  # test and OOD reach beyond training
-    sizes = {s: (sizes or {}).get(s, prof.split_sizes[s]) for s in SPLITS}
     paths = {s: store_path(env, prof, s, root) for s in SPLITS}
     with (nullcontext(client) if client is not None else dask_client(scheduler, workers)) as cl:
         n_threads = _task_threads(cl, bool(scheduler or os.environ.get(SCHEDULER_ENV_VAR)), prof)

@@ -23,7 +23,7 @@ import zarr
 from .card import norm_stats
 from .core import (LONG_SPLITS, SPLITS, Env, Profile, check_positive, check_split, get_profile, make_rng,
                              threads)
-from .data import CODECS, build_dataset, open_store, read_trajectory, store_bytes, stored_params
+from .data import CODECS, build_dataset, check_sizes, open_store, read_trajectory, store_bytes, stored_params
 from .dataset import horizon_ladder
 from .envs import expand_envs, make_env
 from .errormap import step_doubling
@@ -109,20 +109,23 @@ def check_data_fits(env: str | Env,  # what `hnwm data --env` takes ("all", a na
                     split: str = "all",  # one of SPLITS, or "all"
                     root: str | Path | None = None,  # the data folder
                     ratios: dict | None = None,  # env name -> measured ratio; default `saved_ratios`, else 1 (uncompressed)
+                    sizes: dict | None = None,  # split -> trajectories, a subset of the profile's (`hnwm data --sizes`)
                     ) -> dict:
     "`check_fits` for `hnwm data`: the bytes still to write (the splits less what their stores already hold) against the free disk."
     prof = get_profile(profile)
     ratios = saved_ratios(prof) if ratios is None else ratios
+    share = {s: n / prof.split_sizes[s] for s, n in check_sizes(sizes, prof).items()}
     need = 0.0
     for spec in expand_envs(env):
         e = make_env(spec, prof)
         for s in SPLITS if split == "all" else (check_split(split),):
             p = store_path(e, prof, s, root)
-            need += max(0.0, split_bytes(e, prof, s, ratio=ratios.get(e.name, 1.0)) - (store_bytes(p) if p.exists() else 0))
+            full = split_bytes(e, prof, s, ratio=ratios.get(e.name, 1.0)) * share[s]
+            need += max(0.0, full - (store_bytes(p) if p.exists() else 0))
     basis = "measured compression" if ratios else "uncompressed float32 (no saved dry run: `hnwm dry-run --save`)"
     return check_fits(f"hnwm data --profile {prof.name}", data_root(root), disk=need,
                       hint=f"The need assumes {basis}; free space, pass --root on a larger disk, or build a subset "
-                           "of the train split (`build_dataset(..., sizes={'train': k})`, see `hnwm dry-run`)")
+                           "of the train split (`hnwm data --sizes train=K`, see `hnwm dry-run`)")
 
 
 def activation_bytes(model,  # a `Surrogate`
@@ -295,10 +298,9 @@ def commands(env: str,  # a registered name or `module:Class`
              train_size: int | None = None,  # a train subset that fits the disk (None: the full split)
              ) -> dict:
     "The commands that run each stage of `env` at full size on a cluster (placeholders in capitals)."
-    sub = (f"python -c \"from hybrid_nbs.data import build_dataset; build_dataset('{env}', '{profile}', 'train', "
-           f"'/scratch/data', scheduler='tcp://SCHEDULER:8786', sizes={{'train': {train_size}}})\" && ") if train_size else ""
+    sub = f" --sizes train={train_size}" if train_size else ""
     return dict(
-        data=f"{sub}hnwm data --env {env} --profile {profile} --root /scratch/data --scheduler tcp://SCHEDULER:8786",
+        data=f"hnwm data --env {env} --profile {profile} --root /scratch/data --scheduler tcp://SCHEDULER:8786{sub}",
         train=(f"torchrun --nnodes NODES --nproc-per-node GPUS --rdzv-backend c10d --rdzv-endpoint HOST:29500 "
                f"-m hybrid_nbs.cli train --env {env} --profile {profile} --root /scratch/data"),
         evaluate=f"hnwm evaluate --env {env} --profile {profile} --root /scratch/data --threads 16")

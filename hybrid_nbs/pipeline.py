@@ -12,7 +12,7 @@ from .baselines import check_ensemble
 from .card import write_card
 from .checkpoint import load_model
 from .core import Env, check_positive, exclusive, get_profile
-from .data import build_dataset, check_solver, content_digest, dask_client, open_store
+from .data import build_dataset, check_sizes, check_solver, content_digest, dask_client, open_store
 from .envs import expand_envs, validate_env
 from .evaluate import evaluate_env
 from .paths import ckpt_dir, env_dir, eval_path, store_path
@@ -37,8 +37,10 @@ def data_main(env: str | Env,  # registered name, "all", import path `module:Cla
               seed: int = 0,  # global seed
               verify: bool = False,  # re-check finished trajectories and rebuild damaged ones
               card: bool = True,  # write card.md, card.png and norm.json when the train split exists
-              progress: bool = True) -> list[dict]:
+              progress: bool = True,
+              sizes: dict | None = None) -> list[dict]:  # trajectories per split, a subset of the profile's (`check_sizes`)
     "The `hnwm data` command: build the stores of `env` (or of every registered environment), then its card."
+    check_sizes(sizes, get_profile(profile))  # before any environment is built
     envs = resolve_envs(env, profile)
     recs = []
     with dask_client(scheduler, workers) as client:
@@ -46,7 +48,7 @@ def data_main(env: str | Env,  # registered name, "all", import path `module:Cla
             # one builder per data folder at a time; a second (another lane of a job) waits, then finds it built
             with exclusive(env_dir(e, profile, root), "another data build", wait=True):
                 recs += build_dataset(e, profile, split, root, seed=seed, scheduler=scheduler, workers=workers,
-                                      overwrite=overwrite, verify=verify, progress=progress, client=client)
+                                      overwrite=overwrite, verify=verify, progress=progress, client=client, sizes=sizes)
                 if card and store_path(e, profile, "train", root).exists():
                     write_card(e, profile, root)
     return recs

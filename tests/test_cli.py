@@ -40,11 +40,26 @@ def test_unknown_profile_is_rejected():
     (("dry-run", "--utilisation", "nan"), "--utilisation: nan is out of range (allowed: above 0, up to 1)"),
     (("train", "--memory-gb", "inf"), "--memory-gb: inf is out of range"),
     (("train", "--root", ""), "--root: is empty"),
+    (("data", "--sizes", "train=0"), "--sizes: 0 is out of range (allowed: 1 to"),
+    (("data", "--sizes", "train=-3"), "--sizes: -3 is out of range"),
+    (("data", "--sizes", "bogus=3"), "--sizes: 'bogus=3' is not split=n with a split among train, val"),
+    (("data", "--sizes", "train"), "--sizes: 'train' is not split=n"),
 ])
 def test_out_of_range_numbers_are_refused_with_the_allowed_range(args, says):
     # before: a TypeError traceback after a whole epoch (--epochs 1e29 written out), or an OOM kill (--workers)
     r = run(*args)
     assert r.returncode == 2 and says in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_subset_beyond_the_plan_is_refused_before_anything_is_written(tmp_path):
+    r = run("data", "--env", "balls", "--profile", "smoke", "--root", str(tmp_path / "data"), "--sizes", "train=5")
+    assert r.returncode == 1 and "train=5 exceeds the smoke profile's plan of 4 train trajectories" in r.stderr, r.stderr
+    assert not (tmp_path / "data").exists()
+    ok = run("data", "--env", "balls", "--profile", "smoke", "--root", str(tmp_path / "data"), "--sizes", "train=2",
+             "--split", "train", "--workers", "0")
+    assert ok.returncode == 0, ok.stderr[-2000:]
+    from hybrid_nbs.data import open_store
+    assert open_store(tmp_path / "data/smoke/balls/train.zarr")["states"].shape[0] == 2
 
 
 def test_unknown_notebook_is_a_clear_error():
