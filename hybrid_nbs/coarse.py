@@ -114,7 +114,7 @@ class CoarseSolve:
         out, failed = np.full((len(states), n_frames + 1, *self.coarse_shape), np.nan, STORE_DTYPE), {}
         for i, (s, p) in enumerate(zip(np.asarray(states, np.float64), params)):
             try:
-                out[i] = self.coarse.rollout(self.env.restrict(s, self.factor), p, n_frames)
+                out[i] = self.coarse.rollout(self.env.restrict(self.env.admissible(s), self.factor), p, n_frames)
             except Exception as e:  # noqa: BLE001 - a refused or diverging coarse solve fails its own row only
                 failed[i] = f"{type(e).__name__}: {e}"
         return out, failed
@@ -128,6 +128,8 @@ class CoarseSolve:
         h = np.broadcast_to(np.asarray(horizons, np.float64), (len(states),))
         if not (np.isfinite(h).all() and (h == np.round(h)).all() and (h >= 1).all()):
             raise ValueError(f"a coarse solve advances whole frames >= 1; got horizons {np.unique(h)[:8].tolist()}")
+        # a corrector's own state (the inner half-step of its map) may lie just outside what the solver takes
+        states = np.stack([self.env.admissible(s) if np.isfinite(s).all() else s for s in states])
         coarse, out, failed = self.env.restrict(states, self.factor), np.full(states.shape, np.nan), {}
         for hh in np.unique(h).astype(np.int64):  # rows of one horizon advance side by side (`advance_many`)
             rows = np.flatnonzero(h == hh)

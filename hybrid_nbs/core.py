@@ -483,6 +483,11 @@ class Env(abc.ABC):
             raise NotImplementedError(f"{type(self).__name__} has no grid to prolong")
         return prolong_grid(state, factor)
 
+    def admissible(self, state: np.ndarray,  # one raw state, possibly just outside what the solver takes
+                   ) -> np.ndarray:
+        "A state the solver takes, near `state` (e.g. floors on density and pressure); default: `state` unchanged."
+        return state
+
     def timestep_pair(self, params,  # the trajectory's `Params` (a stable time step may depend on them)
                       ) -> tuple[Env, Env] | None:
         "(coarse, fine) solvers whose time steps differ by a factor 2 for `params` (Richardson); None if exact."

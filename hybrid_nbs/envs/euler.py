@@ -490,6 +490,16 @@ class Euler(Env):
             raise ValueError(f"{name} has non-positive pressure in {int((p <= 0).sum())} cells")
         return state
 
+    def admissible(self, state):  # (4, n, n) conserved raw state, perhaps with a cell of negative density or pressure
+        "Density floored at 1e-6 of its largest value and internal energy at 1e-6 of its largest, momenta kept."
+        # a corrector's own half-step state can dip below zero where the pressure is small: the coarse solver takes this
+        x = np.array(state, dtype=np.float64)
+        x[RHO] = np.maximum(x[RHO], 1e-6 * max(float(np.abs(x[RHO]).max()), np.finfo(float).tiny))
+        kinetic = 0.5 * (x[MOM_X] ** 2 + x[MOM_Y] ** 2) / x[RHO]
+        internal = x[ENERGY] - kinetic
+        x[ENERGY] = kinetic + np.maximum(internal, 1e-6 * max(float(np.abs(internal).max()), np.finfo(float).tiny))
+        return x
+
     def sample_params(self, rng,  # the trajectory's own generator
                       split):  # one of `SPLITS`; OOD splits draw every knob outside the training band
         "Energy, density, jitter, separator and blast centre from the split's bands (gamma stays 1.4)."

@@ -324,6 +324,11 @@ class Oregonator(Env):
                 raise ValueError(f"{name}: {cname} must lie in [{lo}, {hi}], got [{state[c].min():.3g}, {state[c].max():.3g}]")
         return state
 
+    def admissible(self, state: np.ndarray,  # (2, n, n) raw, perhaps a little outside `bounds`
+                   ) -> np.ndarray:
+        "u and v clipped to `bounds` (a corrector's own half-step state can overshoot them)."
+        return np.clip(np.asarray(state, np.float64), *self.bounds)
+
     def _check_params(self, params) -> OregonatorParams:
         if not isinstance(params, OregonatorParams):
             raise ValueError(f"params must be Oregonator.Params, got {type(params).__name__}")
