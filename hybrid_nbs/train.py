@@ -200,10 +200,14 @@ class PairSource:
 
     def batches(self, pairs: np.ndarray,  # (N, 3) rows (trajectory, t0, h)
                 batch_size: int,  # rows per batch (the last may be shorter)
-                workers: int = 0):  # DataLoader workers when the split is read from the store, not memory
+                workers: int = 0,  # DataLoader workers when the split is read from the store, not memory
+                coarse: bool = True):  # with `attach_coarse`: also yield each pair's coarse solution
         "Yield the batches of `pairs` in order, as (state, target, horizon, params[, coarse]) tensors."
-        if self.coarse is not None:
+        if self.coarse is not None and coarse:
             frames, index, solve = self.coarse
+            if (index[pairs[:, 1]] < 0).any():
+                raise ValueError(f"pairs start at frames the coarse cache holds no solve from (it starts at "
+                                 f"{np.flatnonzero(index >= 0).tolist()}); draw them with `epoch_pairs`")
             for k in range(0, len(pairs), batch_size):
                 i, t0, h = torch.from_numpy(np.ascontiguousarray(pairs[k:k + batch_size])).T
                 c = frames[i, torch.from_numpy(index[t0.numpy()]), h].numpy()
@@ -312,7 +316,7 @@ def horizon_weights(source: PairSource, model: Surrogate, cfg: TrainConfig, seed
     "(rungs, weights): 1 / the train split's mean normalised persistence MSE at each ladder rung, scaled to mean 1 over epoch 0's horizons."
     pairs = rung_pairs(source.n_traj, source.n_frames, per_rung, seed, cfg.max_horizon, cfg.initial_frac)
     err = torch.cat([((model.state_norm(y) - model.state_norm(x)) ** 2).flatten(1).mean(1).double()
-                     for x, y, *_ in source.batches(pairs, 256)]).numpy()
+                     for x, y, *_ in source.batches(pairs, 256, coarse=False)]).numpy()
     rungs = np.unique(pairs[:, 2])
     m = np.array([err[pairs[:, 2] == r].mean() for r in rungs])
     if not (np.isfinite(m).all() and (m > 0).all()):
