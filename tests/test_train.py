@@ -135,7 +135,7 @@ class _FrozenSource:
     "A split whose states never change: there is no persistence error to weight by."
     n_traj, n_frames, path = 2, 17, "frozen.zarr"
 
-    def batches(self, pairs, batch_size, workers=0):
+    def batches(self, pairs, batch_size, workers=0, coarse=True):  # `PairSource.batches`' signature
         for k in range(0, len(pairs), batch_size):
             n = len(pairs[k:k + batch_size])
             s = torch.ones(n, 4, 16, 16)
