@@ -159,7 +159,7 @@ class _SolverRun:
                 wall[i], cpu[i] = np.nan, np.nan
         if record:
             self.wall.append(wall); self.cpu.append(cpu)
-            self.failed, self.out, self.coarse = failed, out, coarse
+            self.failed, self.out, self.coarse, self._rows = failed, out, coarse, None
         return len(failed)
 
     def _row(self, label: str, h: int, fine: np.ndarray, cpu: np.ndarray, wall: np.ndarray, **extra) -> dict:
@@ -187,18 +187,21 @@ class _SolverRun:
             return []
         base = {r["h"]: r for r in self.rows()}
         rows = []
-        for mode in modes:
-            for h in self.horizons:
-                _, w_c, c_c = self._prolonged(h, "constant")
+        for h in self.horizons:
+            _, w_c, c_c = self._prolonged(h, "constant")  # what the base row's cost already holds
+            for mode in modes:
                 fine, w_m, c_m = self._prolonged(h, mode)
                 rows.append(self._row(f"{self.setting.label}, {mode}", h, fine, base[h]["cpu"] + max(0.0, c_m - c_c),
                                       base[h]["wall"] + max(0.0, w_m - w_c), prolong=mode))
-        return rows
+        return sorted(rows, key=lambda r: modes.index(r["prolong"]))  # each mode's horizons together, as before
 
     def rows(self) -> list[dict]:
         "Per horizon: per-trajectory cost (median of the warm calls) and error against the full-resolution reference."
-        wall, cpu = np.median(np.stack(self.wall), axis=0), np.median(np.stack(self.cpu), axis=0)
-        return [self._row(self.setting.label, h, self.out[h], cpu[:, j], wall[:, j]) for j, h in enumerate(self.horizons)]
+        if getattr(self, "_rows", None) is None:  # the errors are computed once; smoothed and Richardson rows reuse them
+            wall, cpu = np.median(np.stack(self.wall), axis=0), np.median(np.stack(self.cpu), axis=0)
+            self._rows = [self._row(self.setting.label, h, self.out[h], cpu[:, j], wall[:, j])
+                          for j, h in enumerate(self.horizons)]
+        return self._rows
 
 
 def richardson_rows(runs: Sequence[_SolverRun],  # the timed solver settings of one split
