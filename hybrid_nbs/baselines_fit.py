@@ -563,6 +563,7 @@ class Baseline:
     summary: str
     ranks: bool = True  # False: its ranking is another method's (reported for coverage only)
     applies: Callable[[Env, object], str | None] = _all_apply  # (env, params) -> why it is undefined there, or None
+    seed_free: bool = False  # its map sees the network only through its normalisation: one map serves every seed
 
 
 def _std(model) -> np.ndarray:
@@ -613,7 +614,7 @@ BASELINES = {b.name: b for b in (
     Baseline("richardson", ("model", "env"),
              lambda s, p, T, model, env, **_: richardson_map(env, s, p, T, std=_std(model)),
              "|solver(dt) - solver(dt/2)|: the reference solver's own time error (undefined for the exact ball solver)",
-             applies=_richardson_applies))}
+             applies=_richardson_applies, seed_free=True))}
 
 
 def baseline_applies(name: str, env: str | Env,

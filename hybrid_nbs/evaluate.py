@@ -137,11 +137,21 @@ def _per_pair(model, u, prediction, target) -> dict:
     return dict(score=_ranked(u.score_mean), top=_ranked(u.score_top), cell_auroc=auc, cell_spearman=rho)
 
 
+def _shared_key(name: str, model, d: SplitData, h: int) -> tuple:
+    "What a seed-free map depends on: the baseline, the horizon, the states and parameters, the network's normalisation."
+    digest = hashlib.sha256(np.ascontiguousarray(d.states).tobytes())
+    digest.update(repr(list(d.params)).encode())
+    for t in (model.state_norm.mean, model.state_norm.std):
+        digest.update(t.detach().cpu().double().numpy().tobytes())
+    return name, int(h), digest.hexdigest()
+
+
 def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targets of every horizon scored from t0
                 design: dict, resources: dict | None = None,  # baseline resources (see `run_baseline`); None: none
                 names: Sequence[str] | None = None,  # baselines to run at the longest horizon (default: all at hand)
                 distance: tuple | None = None,  # (state, parameter) nearest-training distances, (N,) each
-                solve_at: tuple[int, int] | None = None,  # (h, t0) whose rows also get the solver's error from the stored start
+                solve_at: int | None = None,  # the horizon whose rows (every start) also get the solver's error from the stored start
+                shared: dict | None = None,  # maps of `Baseline.seed_free` baselines, kept here to serve the other seeds
                 ) -> tuple[dict, dict]:
     "Rows (trajectory, start, horizon) with true errors, step-doubling, trivial and baseline scores, per-cell skill, the solver's error; and seconds per baseline."
     have = {k for k, v in (resources or {}).items() if v is not None} | {"model"}
@@ -161,12 +171,19 @@ def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targ
                 for name in names if h == design["h_max"] else ():
                     if baseline_applies(name, env, d.params[0]) is not None:
                         continue
-                    solver = name == "richardson"  # the solver needs the full parameters and whole frames
-                    t = time.perf_counter()
-                    runs[name] = run_baseline(name, d.states, d.params if solver else d.vectors,
-                                              int(h) if solver else float(h), **{**resources, "model": model},
-                                              targets=target)
-                    seconds.setdefault(name, []).append((time.perf_counter() - t) / n)
+                    key = _shared_key(name, model, d, h) if shared is not None and BASELINES[name].seed_free else None
+                    if key in (shared or {}):  # computed for another seed: its cost is the one measured then
+                        runs[name], cost = shared[key]
+                    else:
+                        solver = name == "richardson"  # the solver needs the full parameters and whole frames
+                        t = time.perf_counter()
+                        runs[name] = run_baseline(name, d.states, d.params if solver else d.vectors,
+                                                  int(h) if solver else float(h), **{**resources, "model": model},
+                                                  targets=target)
+                        cost = (time.perf_counter() - t) / n
+                        if key is not None:
+                            shared[key] = runs[name], cost
+                    seconds.setdefault(name, []).append(cost)
             pred = runs["step_doubling"].prediction
             b = dict(traj=np.arange(n), t0=np.full(n, t0), h=np.full(n, h), family=np.asarray(d.families, dtype=str),
                      extrapolated=np.full(n, h > design["h_max"]),
@@ -177,7 +194,7 @@ def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targ
                          np.full(n, np.nan) if distance is None else distance[0][:n], np.float64)},
                      **{f"score:{PHYSICS_PREFIX}{k}": np.asarray(v, np.float64)
                         for k, v in env.trivial_scores(d.states, d.params).items()})
-            if solve_at == (h, t0):  # Mode 2 defers through `advance_many`: score exactly that path
+            if solve_at == h:  # Mode 2 defers through `advance_many`: score exactly that path
                 solved, _ = env.advance_many(d.states, d.params, int(h))
                 b["solver_error"] = trajectory_error(model, solved, target)  # NaN where the solver refused
             for name, u in runs.items():
@@ -190,27 +207,36 @@ def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targ
     return records, {k: float(np.mean(v)) for k, v in seconds.items()}
 
 # %% ../nbs/10a_evaluate.ipynb #c009
-def mode2_sweep(env, model, calib: dict,  # t0 -> `SplitData` of the calib split (`load_starts`); every start at `horizon` calibrates
-                test: SplitData, horizon: int, deferrals=(0.0, 0.1, 0.25, 0.5)) -> dict:
-    "Calib-calibrated Mode 2 on test at each deferral fraction: deferred share, error and its ratio to Mode 1's; the deferral curve and PRR."
-    sim = HybridSimulator(env, model)
-    parts = [d for d in calib.values() if horizon in d.targets]
+def _rows_at(data: dict, horizon: int, split: str) -> tuple:
+    "(states, params, vectors, targets) of every start of `data` (t0 -> `SplitData`) that holds pairs `horizon` apart."
+    parts = [d for d in data.values() if horizon in d.targets]
     if not parts:
-        raise ValueError(f"the calibration split holds no pairs {horizon} frames apart")
-    _, calib_scores = sim.scores(np.concatenate([d.states for d in parts]), [q for d in parts for q in d.params], horizon)
+        raise ValueError(f"the {split} split holds no pairs {horizon} frames apart")
+    return (np.concatenate([d.states for d in parts]), [q for d in parts for q in d.params],
+            np.concatenate([d.vectors for d in parts]), np.concatenate([d.targets[horizon] for d in parts]))
+
+
+def mode2_sweep(env, model, calib: dict,  # t0 -> `SplitData` of the calib split (`load_starts`); every start at `horizon` calibrates
+                test: dict,  # t0 -> `SplitData` of the test split: every start at `horizon` is scored
+                horizon: int, deferrals=(0.0, 0.1, 0.25, 0.5)) -> dict:
+    "Calib-calibrated Mode 2 on the test rows of the same starts at each deferral: deferred share, error, ratio to Mode 1's; deferral curve, PRR."
+    sim = HybridSimulator(env, model)
+    cx, cp, _, _ = _rows_at(calib, horizon, "calibration")
+    _, calib_scores = sim.scores(cx, cp, horizon)
+    x, p, v, y = _rows_at(test, horizon, "test")
     rows = []
-    mode1 = sim.mode1(test.states, test.params, horizon)
-    err1 = trajectory_error(model, mode1.prediction, test.targets[horizon])
+    mode1 = sim.mode1(x, p, horizon)
+    err1 = trajectory_error(model, mode1.prediction, y)
     for q in deferrals:
-        res = sim.mode2(test.states, test.params, horizon, threshold=_quantile_threshold(calib_scores, q))
-        err = trajectory_error(model, res.prediction, test.targets[horizon])
+        res = sim.mode2(x, p, horizon, threshold=_quantile_threshold(calib_scores, q))
+        err = trajectory_error(model, res.prediction, y)
         rows.append(dict(deferral_target=q, deferred=float(res.deferred.mean()), error=float(err.mean()),
                          error_ratio=float(err.mean() / err1.mean())))
-    sd = step_doubling(model, test.states, test.vectors, float(horizon))
+    sd = step_doubling(model, x, v, float(horizon))
     curve = deferral(sd.score_mean, err1)
     return dict(rows=rows, mode1_error=float(err1.mean()), n_calib=len(calib_scores),
                 curve={k: np.asarray(v).tolist() for k, v in curve.items() if np.ndim(v) == 1},
-                prr=float(curve["prr"]), n=len(test.states))
+                prr=float(curve["prr"]), n=len(x))
 
 # %% ../nbs/10a_evaluate.ipynb #6eb36b30
 def _ranked(a: np.ndarray) -> np.ndarray:
@@ -304,6 +330,7 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
                  n_starts: int = 4,  # start frames per trajectory and horizon
                  limit: int | None = None,  # score only the first `limit` trajectories of each split
                  threads_n: int = 1,  # threads of the scoring (torch and numba); nothing here is timed
+                 shared: dict | None = None,  # one dict passed to every seed's evaluation: seed-free maps computed once
                  save: bool = True) -> dict:  # write the records and the summary JSON beside the data
     "Score calib, test and OOD pairs (records per split) and run Mode 2 end to end, for one trained seed."
     prof = get_profile(profile)
@@ -319,15 +346,15 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
             d0 = data[0]
             dist = nearest_train_distance(model, d0.states, d0.vectors, train0.states, train0.vectors)
             rec, secs = score_split(env, model, data, design, None if split == "calib" else resources, distance=dist,
-                                    solve_at=(design["h_max"], 0) if split == "test" else None)
+                                    solve_at=design["h_max"] if split == "test" else None, shared=shared)
             out["n"][split] = len(d0.states)
             out["seconds_per_traj"][split] = secs
             out["records"][split] = rec
             if split == "calib":
                 calib = data
             if split == "test":
-                test0 = d0
-        out["mode2"] = mode2_sweep(env, model, calib, test0, design["h_max"])
+                test = data
+        out["mode2"] = mode2_sweep(env, model, calib, test, design["h_max"])
     out["baseline_fit_seconds"] = dict(fit_seconds or {})
     if save:
         # every split's records, then the summary, in one go at the end: a run killed while scoring leaves the last

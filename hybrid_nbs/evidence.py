@@ -349,7 +349,7 @@ def gates_at(deferred,  # (n,) bool rows the gate deferred, or one such array pe
     return out
 
 # %% ../nbs/09b_evidence.ipynb #86acd838
-PROTOCOL_VERSION = 4  # saved results of another version are refused: their rows mean something else
+PROTOCOL_VERSION = 5  # saved results of another version are refused: their rows mean something else (5: Mode 2 at every start)
 # 4: solver errors from the stored starts, label-free trivial scores, the model's digest in the metadata
 
 

@@ -50,7 +50,7 @@ def synthetic_runs(n_traj: int = 30,  # trajectories per split
                                      extrapolated=np.full(n_traj, h in beyond), distance=dist,
                                      param_distance=rng.random(n_traj), error=base,
                                      rel_error=base / (1 + h / 8), solver_error=np.full(n_traj, 0.0 if
-                                         (split == "test" and h == max(hs) and t0 == 0) else np.nan),
+                                         (split == "test" and h == max(hs)) else np.nan),
                                      **{"score:step_doubling": sd, "score:train_distance": dist,
                                      "score:motion": (1 + h / 8) * rng.lognormal(0, 0.5, n_traj),
                                      "score:family_only": np.where(fam_of == "blast", 1.0, 0.0), "score:sd_intervals": 2 * sd,
@@ -300,12 +300,12 @@ def coverage_shift(runs: Mapping, split: str, h: int, name: str, ref: str = "tes
 def mode2_gates(runs: Mapping, h: int, deferral: float = 0.25,
                 paper: bool = False,  # True: defer exactly round(deferral * n) test rows by score; False: a calib threshold
                 n_boot: int = 1000, seed: int = 0) -> dict:
-    "Mode 2 end to end on test from frame 0 at `deferral`, against random, family-floor and oracle gates at the count it deferred."
+    "Mode 2 end to end on test rows at `h` (every start) at `deferral`, against random, family-floor and oracle gates at the count it deferred."
     masks, errs, floors, solved = [], [], [], []
     for s, r in runs.items():
-        cal, test = select(r["calib"], h=h), select(r["test"], h=h, t0=0)
+        cal, test = select(r["calib"], h=h), select(r["test"], h=h)  # calib and test rows from the same starts
         if "solver_error" not in test or not np.isfinite(test["solver_error"]).all():
-            raise ValueError(f"seed {s}'s test rows at h = {h} from frame 0 carry no solver error: Mode 2 cannot be scored "
+            raise ValueError(f"seed {s}'s test rows at h = {h} carry no solver error: Mode 2 cannot be scored "
                              "end to end; rerun the evaluation")
         score = test["score:step_doubling"]
         masks.append(top_share(score, deferral) if paper else score > _quantile_threshold(cal["score:step_doubling"], deferral))
@@ -313,7 +313,7 @@ def mode2_gates(runs: Mapping, h: int, deferral: float = 0.25,
         solved.append(test["solver_error"])
         floors.append(family_floor_scores(test["family"], cal["family"], cal["error"], seed=seed + s)["family_indicator"])
     first = next(iter(runs.values()))
-    clusters = select(first["test"], h=h, t0=0)["traj"]
+    clusters = select(first["test"], h=h)["traj"]  # a trajectory's starts resample together
     g = gates_at(masks, errs, floors, clusters, solved, n_boot, seed)
     return dict(g, target=deferral, h=h, paper=paper, n_calib=len(select(first["calib"], h=h)["traj"]))
 

@@ -22,9 +22,8 @@ from .metrics_ci import _interval, boot_indices, bootstrap_ci
 
 # %% auto #0
 __all__ = ['Timed', 'machine_load', 'time_interleaved', 'pareto_front', 'equal_accuracy_speedup', 'equal_cost_error_ratio',
-           'relative_l2', 'richardson_rows', 'accuracy_cost_plane', 'side_by_side', 'headline', 'point_summary',
-           'summarise_plane', 'plane_markdown', 'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown',
-           'plot_plane']
+           'relative_l2', 'richardson_rows', 'accuracy_cost_plane', 'headline', 'point_summary', 'summarise_plane',
+           'plane_markdown', 'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown', 'plot_plane']
 
 # %% ../nbs/10e_speed.ipynb #c40a97f5
 @dataclasses.dataclass
@@ -122,22 +121,49 @@ def relative_l2(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray
 
 class _SolverRun:
     "One solver setting over a whole split (`reference_advance`): per trajectory, the cumulative seconds to each horizon and the errors there."
-    def __init__(self, env: Env, setting: SolverSetting, solver: Env, model, states, params, targets: Mapping[int, np.ndarray]):
+    def __init__(self, env: Env, setting: SolverSetting, solver: Env, model, states, params, targets: Mapping[int, np.ndarray],
+                 workers: int = 1):  # > 1: that many trajectories side by side, one thread each (`advance_many`)
+        self.workers = check_positive(workers, "workers", integer=True)
         self.env, self.setting, self.solver, self.model = env, setting, solver, model
         self.states, self.params, self.targets = states, params, targets
         self.horizons = sorted(int(h) for h in targets)
         self.wall, self.cpu = [], []  # one (N, H) array per warm call
 
     def warmup(self):
-        "One frame of the first trajectory: the JIT and the solver's caches, timed apart from the measurement."
-        return self._run(slice(0, 1), [1], record=False)
+        "One frame of the first trajectories (one per worker): the JIT and the solver's caches, timed apart from the measurement."
+        return self._run(slice(0, self.workers), [1], record=False)
 
     def __call__(self):
         return self._run(slice(None), self.horizons, record=True)
 
     def _run(self, which, horizons, record: bool):
+        run = self._side_by_side if self.workers > 1 else self._one_by_one
+        wall, cpu, out, coarse, failed = run(self.states[which], self.params[which], horizons)
+        if record:
+            self.wall.append(wall); self.cpu.append(cpu)
+            self.failed, self.out, self.coarse, self._rows = failed, out, coarse, None
+        return len(failed)
+
+    def _side_by_side(self, states, params, horizons):
+        "The split at once, `workers` trajectories side by side on one thread each; every trajectory is charged the batch's seconds over N."
+        k, n = self.setting.factor, len(states)
+        wall, cpu = np.zeros((n, len(horizons))), np.zeros((n, len(horizons)))
+        out, coarse, failed = {}, {}, {}
+        w0, c0 = time.perf_counter(), time.process_time()
+        x, done = (np.stack([self.env.restrict(s, k) for s in states]) if k != 1 else states), 0
+        for j, h in enumerate(horizons):
+            x, why = self.solver.advance_many(x, params, h - done, workers=self.workers)  # as the stored frames were made
+            out[h] = np.stack([self.env.prolong(s, k) for s in x]) if k != 1 else x
+            wall[:, j], cpu[:, j] = (time.perf_counter() - w0) / n, (time.process_time() - c0) / n
+            coarse[h], done = x, h
+            for i, e in why.items():  # a refused row stays NaN: later horizons refuse it again
+                failed.setdefault(i, e)
+        wall[list(failed)], cpu[list(failed)] = np.nan, np.nan
+        return wall, cpu, out, coarse, dict(sorted(failed.items()))
+
+    def _one_by_one(self, states, params, horizons):
+        "One trajectory after another on the current threads: per trajectory, its own cumulative seconds."
         k = self.setting.factor
-        states, params = self.states[which], self.params[which]
         wall, cpu = np.zeros((len(states), len(horizons))), np.zeros((len(states), len(horizons)))
         out = {h: np.full((len(states), *self.env.state_shape), np.nan) for h in horizons}
         coarse = {h: np.full((len(states), *self.solver.state_shape), np.nan) for h in horizons}  # before prolongation
@@ -157,10 +183,7 @@ class _SolverRun:
             except ValueError as e:  # the solver refuses at this setting (positivity, CFL collapse, divergence)
                 failed[i] = str(e)
                 wall[i], cpu[i] = np.nan, np.nan
-        if record:
-            self.wall.append(wall); self.cpu.append(cpu)
-            self.failed, self.out, self.coarse, self._rows = failed, out, coarse, None
-        return len(failed)
+        return wall, cpu, out, coarse, failed
 
     def _row(self, label: str, h: int, fine: np.ndarray, cpu: np.ndarray, wall: np.ndarray, **extra) -> dict:
         "A row of per-trajectory cost and error against the full-resolution reference at horizon `h`."
@@ -246,7 +269,11 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
     runs, refused = {}, []
     for st in env.solver_settings():
         try:
-            runs[st.label] = _SolverRun(env, st, st.build(env), model, test.states, test.params, test.targets)
+            solver = st.build(env)
+            # on n threads a solver that frees the GIL runs n trajectories side by side, one thread each: the strongest use
+            # of the threads on small grids (one trajectory spread over them can cost more wall time than on one thread)
+            workers = threads_n if threads_n > 1 and solver.nogil else 1
+            runs[st.label] = _SolverRun(env, st, solver, model, test.states, test.params, test.targets, workers)
         except (ValueError, NotImplementedError) as e:  # reported as a row, never dropped silently
             refused.append(dict(method=st.label, kind="solver", status=f"refused: {e}", factor=st.factor,
                                 settings=dict(st.settings)))
@@ -286,24 +313,9 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
                          bound=dict(map=map_cost, solver=solver_share, total=map_cost + solver_share)))
     timings = {k: v.summary() for k, v in timed.items()}
     return dict(env=env.name, n=n, horizons=horizons, h_max=h_max, rows=rows, timings=timings,
+                solver_workers={k: r.workers for k, r in runs.items()},
                 seeds=max(len(v) for v in surrogates.values()),
                 cost=cost, **meta)
-
-# %% ../nbs/10e_speed.ipynb #5bd3a1c1
-def side_by_side(plane: dict,  # a plane timed on n > 1 threads (`accuracy_cost_plane(..., threads_n=n)`)
-                 one: dict,  # the same split's plane timed on one thread
-                 ) -> dict:  # `plane` with a row "<setting>, n side by side" for every setting that ran
-    "Add every solver setting run n trajectories side by side, one thread each, at ideal scaling (the strongest n-thread solver)."
-    n = plane["threads"]
-    if n <= 1 or one["threads"] != 1:
-        raise ValueError(f"side_by_side needs a plane timed on more than one thread and one timed on one, got "
-                         f"{n} and {one['threads']}")
-    if (one["env"], one["n"], one["horizons"]) != (plane["env"], plane["n"], plane["horizons"]):
-        raise ValueError(f"the planes are not of one split: {one['env']}, {one['n']} trajectories, horizons "
-                         f"{one['horizons']} against {plane['env']}, {plane['n']}, {plane['horizons']}")
-    extra = [dict(r, method=f"{r['method']}, {n} side by side", wall=np.asarray(r["cpu"]) / n)
-             for r in one["rows"] if r["kind"] == "solver" and r["status"] == "ok"]
-    return dict(plane, rows=plane["rows"] + extra)
 
 # %% ../nbs/10e_speed.ipynb #4be380fc
 def _solver_at(plane: dict, h: int) -> list[dict]:
