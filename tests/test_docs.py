@@ -171,6 +171,26 @@ contents:
     assert mapped["contents"] == ["index.ipynb", "core.ipynb", "euler.ipynb", {"text": "Core", "href": "core.ipynb"}]
 
 
+def test_sidebar_reaches_every_page_once():
+    side = yaml.safe_load((ROOT / "nbs" / "sidebar.yml").read_text())["website"]["sidebar"]
+    pages = docs.page_map(ROOT / "nbs")
+    found = []
+
+    def walk(entry):
+        if isinstance(entry, list):
+            for e in entry:
+                walk(e)
+        elif isinstance(entry, dict):
+            walk(entry.get("contents", []))
+            if "href" in entry:
+                found.append(entry["href"])
+        else:
+            found.append(entry)
+    walk(docs.map_entries(side["contents"], pages))
+    assert sorted(found) == sorted(str(p) for p in pages.values()), (
+        f"missing: {sorted(set(map(str, pages.values())) - set(found))}; twice: {sorted({f for f in found if found.count(f) > 1})}")
+
+
 def test_fix_page_front_matter_links_and_sources():
     nb = {"cells": [
         {"cell_type": "raw", "metadata": {}, "source": "---\ntitle: euler\noutput-file: euler.html\n---\n"},
@@ -273,3 +293,14 @@ def test_experiment_pages_show_published_results(tmp_path):
     (proj / "nbs/experiments/x.ipynb").write_text(json.dumps(exp))
     html = (docs.build_docs(proj, quiet=True) / "experiments/x.html").read_text()
     assert "has changed since (1 of 2 cells differ)" in html and "hnwm reproduce --profile laptop --only x" in html
+
+
+@pytest.mark.parametrize("text", ["the state $x_0 = $ at frame 0", r"no impact leaves slower than $\min(u, $ the limit",
+                                  "starts from persistence (s_{t+h} = s_t) exactly", r"a norm \lVert x \rVert"])
+def test_raw_tex_the_typesetting_left_is_caught(text):  # the defects the site showed before the rule
+    assert docs_check.RAW_TEX.search(text)
+
+
+@pytest.mark.parametrize("text", ["plain prose, with numbers 0.5 and 1e-3", "costs $HYBRID_NBS_ROOT only", "a_b and x^2"])
+def test_prose_is_not_raw_tex(text):
+    assert not docs_check.RAW_TEX.search(text)

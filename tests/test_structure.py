@@ -139,3 +139,18 @@ def test_every_committed_artefact_is_written_by_a_job():
     assert not orphans, f"committed, but written by no notebook of the two jobs: {orphans}"
     unmade = sorted(w for w in writers if w not in files)
     assert not unmade, f"declared by a notebook of the two jobs, but not committed: {unmade}"
+
+
+def test_every_description_is_one_sentence_line():
+    "A page's subtitle is its notebook's `> ` line: nbdev keeps only the first line, so a wrapped one is cut mid-sentence."
+    nbs, bad = NBS, {}
+    for p in sorted([*nbs.glob("*.ipynb"), *(nbs / "experiments").glob("*.ipynb")]):
+        first = "".join(json.loads(p.read_text())["cells"][0]["source"])
+        lines = [ln for ln in first.splitlines() if ln.startswith(">")]
+        if p.parent == nbs and not lines:
+            bad[p.name] = "no description"  # every chapter says in one line what it is
+        elif len(lines) > 1:
+            bad[p.relative_to(nbs).as_posix()] = f"{len(lines)} description lines (a page shows the first)"
+        elif lines and not lines[0].rstrip().endswith((".", ")", "?", "!")):
+            bad[p.relative_to(nbs).as_posix()] = f"ends mid-sentence: ...{lines[0][-40:]!r}"
+    assert not bad, bad

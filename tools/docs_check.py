@@ -88,7 +88,9 @@ def dump_dom(
 
 
 # what a reader must not see in a page's text: TeX the typesetting missed, and warnings printed by the code it ran
-RAW_TEX = re.compile(r"\\\(|\\\[|\$\$|\\(?:frac|lVert|rVert|mathrm|mathbf|partial|nabla|Delta|sum|int|left|right|text)\b")
+# (a `$...$` pair the typesetting left, e.g. an empty-ended `$x_0 = $`, and sub/superscripts written without dollars)
+RAW_TEX = re.compile(r"\\\(|\\\[|\$\$|\\(?:frac|lVert|rVert|mathrm|mathbf|partial|nabla|Delta|sum|int|left|right|text|min|max)\b"
+                     r"|(?<![\w$\\])\$(?=\S)[^$\n]{1,200}\$|\w[_^]\{")
 WARNING_TEXT = re.compile(r"\b[A-Z][A-Za-z]*Warning: |Perhaps you already have a cluster running|"
                           r"Port \d+ is already in use|NumbaPerformanceWarning|NumbaDeprecationWarning")
 _NOT_PROSE = {"code", "pre", "script", "style", "math", "kbd", "samp", "textarea"}
