@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.notebooks  # `pytest -m "not notebooks and not docs"` runs the fast tests alone
+
 NEXT = Path(__file__).resolve().parents[1] / "nbs" / "experiments" / "_next"
 RUNNER = """
 import sys

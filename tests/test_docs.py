@@ -41,6 +41,7 @@ def site(tmp_path_factory):
     return path, notebooks
 
 
+@pytest.mark.docs
 @needs_chromium
 def test_every_page_renders(site):
     """Every page renders with its title, content and figures, no local link is broken, nothing is fetched from the
@@ -65,6 +66,7 @@ def test_every_page_renders(site):
     assert not any("katex" in f.read_text().lower() for f in site.rglob("*.html")), "a page still loads KaTeX"
 
 
+@pytest.mark.docs
 def test_chapters_store_their_outputs(site):
     "A chapter whose page shows figures keeps them in the notebook too, so it reads on a code host."
     site, _ = site
@@ -74,6 +76,7 @@ def test_chapters_store_their_outputs(site):
     assert not bare, f"{bare} show figures on the site but store none: run `hnwm docs --store-outputs` and commit"
 
 
+@pytest.mark.docs
 def test_index_keeps_everything_after_its_title(site):
     "nbdev turns a first cell's title and description into front matter; the rest of the README must still show."
     index = (site[0] / "index.html").read_text()
@@ -81,6 +84,7 @@ def test_index_keeps_everything_after_its_title(site):
         assert text in index, f"the docs index lost {text!r}"
 
 
+@pytest.mark.docs
 @needs_chromium
 def test_check_catches_a_broken_link(site, tmp_path):
     "A page with a broken local link, or a missing page, fails the check and is named."
@@ -223,6 +227,7 @@ def _cell(kind, src):
             **({"outputs": [], "execution_count": None} if kind == "code" else {})}
 
 
+@pytest.mark.docs
 def test_a_tiny_site_end_to_end(tmp_path):
     "One notebook with a hidden cell, a figure, a link to itself and a `#| slow` cell the smoke build skips."
     proj = tmp_path / "tiny"
@@ -251,6 +256,7 @@ def _stamped(nb: dict, **stamp) -> dict:
                                                           executed="2026-12-02 03:00 UTC", seconds=12.0, **stamp)}}
 
 
+@pytest.mark.docs
 def test_experiment_pages_show_published_results(tmp_path):
     "An experiment page shows the results `hnwm reproduce` published, under a banner; missing results are refused."
     proj = tmp_path / "tiny"

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from nbdev.config import get_config
 
+pytestmark = pytest.mark.notebooks  # `pytest -m "not notebooks and not docs"` runs the fast tests alone
+
 ROOT = Path(__file__).resolve().parents[1]
 NBS = ROOT / "nbs"
 NOTEBOOKS = sorted(p for p in NBS.rglob("*.ipynb")
