@@ -20,7 +20,7 @@ from .lanes import run_job
 from .paths import checkout_root, project_root
 
 # %% auto #0
-__all__ = ['SEED_MAX', 'MAX_PROCESSES', 'FALLBACK_PROFILES', 'dev_tool', 'command_profile', 'main']
+__all__ = ['SEED_MAX', 'MAX_PROCESSES', 'FALLBACK_PROFILES', 'COMMANDS', 'dev_tool', 'command_profile', 'main']
 
 # %% ../nbs/11_cli.ipynb #c012
 def dev_tool(
@@ -176,69 +176,89 @@ def command_profile(args: argparse.Namespace,  # parsed by `_parser`
     return get_profile(args.profile or os.environ.get(PROFILE_ENV_VAR) or FALLBACK_PROFILES.get(args.command, "laptop")).name
 
 
+def _print_records(recs: list[dict]) -> int:
+    "One line per task of a job: its seconds, or that it was reused."
+    for r in recs:
+        print(("    reused" if r["reused"] else f"{r['seconds']:8.1f} s") + f"  {r['key']}")
+    return 0
+
+
+def _reproduce(args, prof) -> int:
+    return _print_records(run_job("main" if args.command == "reproduce" else "study", prof, args.only, args.out,
+                                  args.jobs, args.force))
+
+
+def _data(args, prof) -> int:
+    from hybrid_nbs.dryrun import check_data_fits
+    from hybrid_nbs.pipeline import data_main
+    # stdout carries one JSON record per line: what a user's module prints on import or while simulating goes to
+    # stderr, so that `hnwm data ... | jq` still parses
+    with redirect_stdout(sys.stderr):
+        check_data_fits(args.env, prof, args.split, args.root, sizes=args.sizes)  # a full disk stops it first
+        recs = data_main(args.env, prof, args.split, root=args.root, scheduler=args.scheduler, workers=args.workers,
+                         overwrite=args.overwrite, seed=args.seed, verify=args.verify, sizes=args.sizes)
+    for r in recs:
+        print(json.dumps(r, default=str))
+    return 0
+
+
+def _train(args, prof) -> int:
+    from hybrid_nbs.pipeline import train_main
+    given = {k: v for k, v in dict(workers=args.workers, memory_gb=args.memory_gb).items() if v is not None}
+    out = train_main(args.env, prof, seed=args.seed, root=args.root, resume=not args.no_resume, epochs=args.epochs,
+                     threads=args.threads, progress=not args.no_progress, **given,
+                     **({"coarse_factor": args.coarse} if args.coarse else {}))
+    rank0 = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
+    for r in (out.values() if args.env == "all" else [out]) if rank0 else []:
+        print(f"{r['env']}: {r['epochs']} epochs, best val {r['best_val']:.4g} (epoch {r['best_epoch']}), "
+              f"{r['train_seconds']} s training, checkpoint {r['ckpt']}")
+    return 0
+
+
+def _evaluate(args, prof) -> int:
+    from hybrid_nbs.evaluate import mode2_markdown
+    from hybrid_nbs.pipeline import evaluate_main
+    from hybrid_nbs.report import gates_markdown, horizons_markdown, load_runs, summarise_env
+    res = evaluate_main(args.env, prof, args.seed, args.root, args.starts, args.threads)
+    for name, r in (res.items() if args.env == "all" else [(res["env"], res)]):
+        spec = name if args.env == "all" else args.env  # an import path `module:Class` is not a registered name
+        s = summarise_env(load_runs(spec, prof, (args.seed,), args.root), n_boot=args.n_boot)
+        print(f"## {name} (seed {args.seed})\n\n{horizons_markdown(s)}\n{gates_markdown(s)}\n{mode2_markdown(r)}")
+    return 0
+
+
+def _dry_run(args, prof) -> int:
+    from hybrid_nbs.dryrun import GPU, dry_run, projection_markdown
+    gpu = dict(GPU, **({"name": "the stated GPU", "tflops": args.gpu_tflops} if args.gpu_tflops else {}),
+               **({"utilisation": args.utilisation} if args.utilisation else {}))
+    save = (args.out.resolve() if args.out else project_root()) / "tables" if args.save else None
+    proj = dry_run(prof, args.env, args.scratch, args.trajectories, args.frames, args.steps, args.batch, args.threads,
+                   gpu, save)
+    print(projection_markdown(proj) + (f"\nsaved to {save}" if save else ""))
+    return 0
+
+
+def _docs(args, prof) -> int:
+    site = dev_tool("docs").docs_main(prof, None if args.results == "none" else args.results, check=not args.no_check,
+                                       store=args.store_outputs)
+    print(f"docs written to {site}")
+    return 0
+
+
+COMMANDS = {  # command -> its runner (args, profile) -> exit status
+    "reproduce": _reproduce, "study": _reproduce, "data": _data, "train": _train, "evaluate": _evaluate,
+    "dry-run": _dry_run, "docs": _docs,
+    "bench": lambda args, prof: _print_records(run_job("main", prof, ["experiments/bench_"], args.out)),
+    "readme": lambda args, prof: dev_tool("readme").main([])}
+
+
 def main(argv: list[str] | None = None) -> int:
     "Entry point of the `hnwm` command."
     args = _parser().parse_args(argv)
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # --env mymodule:MyEnv finds a module in the working folder, as `python -m` would
-    rank0 = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
     try:
-        prof = command_profile(args)  # before anything runs: an unknown $HYBRID_NBS_PROFILE is an error here
-        if args.command in ("reproduce", "study"):
-            recs = run_job("main" if args.command == "reproduce" else "study", prof, args.only, args.out, args.jobs,
-                           args.force)
-        elif args.command == "readme":
-            return dev_tool("readme").main([])
-        elif args.command == "data":
-            from hybrid_nbs.dryrun import check_data_fits
-            from hybrid_nbs.pipeline import data_main
-            # stdout carries one JSON record per line: what a user's module prints on import or while simulating goes
-            # to stderr, so that `hnwm data ... | jq` still parses
-            with redirect_stdout(sys.stderr):
-                check_data_fits(args.env, prof, args.split, args.root, sizes=args.sizes)  # a full disk stops it first
-                recs = data_main(args.env, prof, args.split, root=args.root, scheduler=args.scheduler,
-                                 workers=args.workers, overwrite=args.overwrite, seed=args.seed, verify=args.verify,
-                                 sizes=args.sizes)
-            for r in recs:
-                print(json.dumps(r, default=str))
-            return 0
-        elif args.command == "train":
-            from hybrid_nbs.pipeline import train_main
-            out = train_main(args.env, prof, seed=args.seed, root=args.root, resume=not args.no_resume,
-                             epochs=args.epochs, threads=args.threads, progress=not args.no_progress,
-                             **{k: v for k, v in dict(workers=args.workers, memory_gb=args.memory_gb).items() if v is not None},
-                             **({"coarse_factor": args.coarse} if args.coarse else {}))
-            for r in (out.values() if args.env == "all" else [out]) if rank0 else []:
-                print(f"{r['env']}: {r['epochs']} epochs, best val {r['best_val']:.4g} (epoch {r['best_epoch']}), "
-                      f"{r['train_seconds']} s training, checkpoint {r['ckpt']}")
-            return 0
-        elif args.command == "evaluate":
-            from hybrid_nbs.pipeline import evaluate_main
-            from hybrid_nbs.evaluate import mode2_markdown
-            from hybrid_nbs.report import gates_markdown, horizons_markdown, load_runs, summarise_env
-            res = evaluate_main(args.env, prof, args.seed, args.root, args.starts, args.threads)
-            for name, r in (res.items() if args.env == "all" else [(res["env"], res)]):
-                spec = name if args.env == "all" else args.env  # an import path `module:Class` is not a registered name
-                s = summarise_env(load_runs(spec, prof, (args.seed,), args.root), n_boot=args.n_boot)
-                print(f"## {name} (seed {args.seed})\n\n{horizons_markdown(s)}\n{gates_markdown(s)}\n"
-                      f"{mode2_markdown(r)}")
-            return 0
-        elif args.command == "dry-run":
-            from hybrid_nbs.dryrun import GPU, dry_run, projection_markdown
-            gpu = dict(GPU, **({"name": "the stated GPU", "tflops": args.gpu_tflops} if args.gpu_tflops else {}),
-                       **({"utilisation": args.utilisation} if args.utilisation else {}))
-            save = (args.out.resolve() if args.out else project_root()) / "tables" if args.save else None
-            proj = dry_run(prof, args.env, args.scratch, args.trajectories, args.frames, args.steps, args.batch,
-                           args.threads, gpu, save)
-            print(projection_markdown(proj) + (f"\nsaved to {save}" if save else ""))
-            return 0
-        elif args.command == "bench":
-            recs = run_job("main", prof, ["experiments/bench_"], args.out)
-        else:
-            site = dev_tool("docs").docs_main(prof, None if args.results == "none" else args.results,
-                                               check=not args.no_check, store=args.store_outputs)
-            print(f"docs written to {site}")
-            return 0
+        return COMMANDS[args.command](args, command_profile(args))  # the profile first: an unknown one is an error here
     except KeyboardInterrupt:
         print("hnwm: interrupted; run the same command again to resume", file=sys.stderr)
         return 130
@@ -248,10 +268,6 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:  # disk full, permission denied, a path that is a file: one line naming the path
         print(f"hnwm: error: {e.strerror or e}: {e.filename or ''}".rstrip(": "), file=sys.stderr)
         return 1
-    for r in recs:
-        print(("    reused" if r["reused"] else f"{r['seconds']:8.1f} s") + f"  {r['key']}")
-    return 0
-
 
 if __name__ == "__main__" and getattr(globals().get("__spec__"), "name", None) == "hybrid_nbs.cli":  # not the notebook
     sys.exit(main())
