@@ -40,16 +40,33 @@ CODECS = (zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"), zarr
 META_CODECS = (zarr.codecs.Crc32cCodec(),)  # the small per-trajectory arrays: a flipped byte fails, never misleads
 
 
+def _beside(module) -> list:
+    "The modules in `module`'s own folder whose objects it uses (a solver's kernels kept apart), by name; packages left out."
+    try:
+        folder = Path(inspect.getfile(module)).parent
+    except (TypeError, OSError):
+        return []
+    out = {}
+    for v in vars(module).values():
+        m = v if inspect.ismodule(v) else sys.modules.get(getattr(v, "__module__", None) or "")
+        f = getattr(m, "__file__", None)
+        if m is not None and m is not module and f and Path(f).parent == folder and Path(f).name != "__init__.py":
+            out[m.__name__] = m
+    return [out[k] for k in sorted(out)]
+
+
 def solver_hash(env: Env) -> str:
-    "sha256 of the source code of `env`'s module (its solver) and of the shared rollout: stale data changes it."
-    parts = []
-    for obj in (sys.modules.get(type(env).__module__), type(env), rollout):
+    "sha256 of the source of `env`'s module and of the modules beside it that it uses (its solver), and of the shared rollout: stale data changes it."
+    parts, module = [], sys.modules.get(type(env).__module__)
+    for obj in (module, type(env)):
         try:
             parts.append(inspect.getsource(obj))
-            if obj is not rollout:
-                break  # the module holds the class; the class is the fallback for classes defined in a notebook
+            if obj is module:
+                parts += [inspect.getsource(m) for m in _beside(module)]
+            break  # the module holds the class; the class is the fallback for classes defined in a notebook
         except (OSError, TypeError):
             continue
+    parts.append(inspect.getsource(rollout))
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 # %% ../nbs/04_data.ipynb #c009
