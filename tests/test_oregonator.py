@@ -71,14 +71,14 @@ def test_param_vector_and_config(env):
 
 def _fft_strang(env, state, p, n_frames):
     "The plain FFT form of the split step, D(h/2) R(h) D(h/2) K times per frame, as an independent check."
-    from hybrid_nbs.envs.oregonator import _react, laplacian_symbol
+    from hybrid_nbs.envs.oregonator_scheme import laplacian_symbol, react
     K = env.n_steps(p)
     h = env.frame_dt / K
     half = np.exp(0.5 * h * p.D * laplacian_symbol(env.n, env.dx))
     U, V = state[0].copy(), state[1].copy()
     for _ in range(n_frames * K):
         U = np.fft.irfft2(np.fft.rfft2(U) * half, s=U.shape)
-        _react(U, V, h, p.f, p.eps, p.q)
+        react(U, V, h, p.f, p.eps, p.q)
         U = np.fft.irfft2(np.fft.rfft2(U) * half, s=U.shape)
     return np.stack([U, V])
 
@@ -91,7 +91,7 @@ def test_fused_kernel_matches_fft_split(state, f, eps):
 
 
 def test_heat_kernel_small_box_and_mean():
-    from hybrid_nbs.envs.oregonator import heat_kernel
+    from hybrid_nbs.envs.oregonator_scheme import heat_kernel
     for n, Dt in ((8, 0.05), (32, 0.0125), (32, 1e-6)):
         c, R = heat_kernel(n, 25 / 64, Dt)
         assert c.shape == (2 * R + 1,) and 2 * R <= n and (c >= 0).all() and abs(c.sum() - 1) < 1e-15
