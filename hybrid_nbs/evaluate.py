@@ -24,7 +24,7 @@ from .baselines import normalised
 from .baselines_fit import (BASELINES, baseline_applies, calib_folds, calibrate_conformal, calibrate_knn_conformal,
                                       calibrate_weighted_conformal, cell_errors, fit_error_head, run_baseline)
 from .evidence import PROTOCOL_VERSION, save_records
-from .hybrid import HybridSimulator, _quantile_threshold, normalised_difference, trajectory_error
+from .hybrid import HybridSimulator, quantile_threshold, normalised_difference, trajectory_error
 from .metrics import cell_auroc, cell_spearman, deferral
 from .model import extrapolating
 
@@ -228,7 +228,7 @@ def mode2_sweep(env, model, calib: dict,  # t0 -> `SplitData` of the calib split
     mode1 = sim.mode1(x, p, horizon)
     err1 = trajectory_error(model, mode1.prediction, y)
     for q in deferrals:
-        res = sim.mode2(x, p, horizon, threshold=_quantile_threshold(calib_scores, q))
+        res = sim.mode2(x, p, horizon, threshold=quantile_threshold(calib_scores, q))
         err = trajectory_error(model, res.prediction, y)
         rows.append(dict(deferral_target=q, deferred=float(res.deferred.mean()), error=float(err.mean()),
                          error_ratio=float(err.mean() / err1.mean())))

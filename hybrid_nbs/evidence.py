@@ -13,8 +13,8 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .core import check_positive
-from .metrics import _rank_metrics, spearman, top_fraction, traj_auroc
-from .metrics_ci import _interval
+from .metrics import rank_metrics, spearman, top_fraction, traj_auroc
+from .metrics_ci import percentile_interval
 from .paths import write_atomic
 
 # %% auto #0
@@ -61,8 +61,8 @@ def boot_stat(stat: Callable[[np.ndarray], float | np.ndarray],  # statistic of 
     est = np.asarray(stat(np.arange(len(clusters))), np.float64)
     reps = np.stack([np.asarray(stat(i), np.float64) for i in cluster_resamples(clusters, n_boot, seed)])
     if est.ndim == 0:
-        return dict(est=float(est), lo=_interval(reps, level)[0], hi=_interval(reps, level)[1], reps=reps)
-    lo, hi = np.array([_interval(reps[:, k], level) for k in range(est.size)]).T
+        return dict(est=float(est), lo=percentile_interval(reps, level)[0], hi=percentile_interval(reps, level)[1], reps=reps)
+    lo, hi = np.array([percentile_interval(reps[:, k], level) for k in range(est.size)]).T
     return dict(est=est, lo=lo, hi=hi, reps=reps)
 
 # %% ../nbs/09b_evidence.ipynb #6e15a9cd
@@ -98,9 +98,9 @@ def hier_boot(stat: Callable[[np.ndarray, int], float | np.ndarray],  # stat(row
     reps = hier_mean(per, seed_draws(n_seeds, n_boot, seed))
     est = hier_mean(full[:, None], np.arange(n_seeds)[None])[0]  # the plain seed-mean
     if est.ndim == 0:
-        lo, hi = _interval(reps, level)
+        lo, hi = percentile_interval(reps, level)
         return dict(est=float(est), lo=lo, hi=hi, reps=reps)
-    lo, hi = np.array([_interval(reps[:, k], level) for k in range(est.size)]).T
+    lo, hi = np.array([percentile_interval(reps[:, k], level) for k in range(est.size)]).T
     return dict(est=est, lo=lo, hi=hi, reps=reps)
 
 # %% ../nbs/09b_evidence.ipynb #0bb4bc2d
@@ -133,7 +133,7 @@ def weighted_auroc(score: np.ndarray, error: np.ndarray,  # (n,) each
     if len(error) < 2 or np.ptp(error) == 0:
         return np.full(len(weight), np.nan)
     label = top_fraction(error, q, weight).astype(np.float64)
-    return np.asarray(_rank_metrics(np.asarray(score, np.float64), label, weight)[0], np.float64).reshape(len(weight))
+    return np.asarray(rank_metrics(np.asarray(score, np.float64), label, weight)[0], np.float64).reshape(len(weight))
 
 # %% ../nbs/09b_evidence.ipynb #36b4d95e
 def within_families(metric: Callable[[np.ndarray, np.ndarray], float],  # metric(score, error)
@@ -277,9 +277,9 @@ def compare(metric: str | Callable[[np.ndarray, np.ndarray], float],  # "auroc" 
     est = _mean_over(per_seed.T)
     rows = {}
     for k, name in enumerate(names):
-        lo_v, hi_v = _interval(reps[:, k], level)
+        lo_v, hi_v = percentile_interval(reps[:, k], level)
         d = reps[:, 0] - reps[:, k]
-        lo, hi = _interval(d, level)
+        lo, hi = percentile_interval(d, level)
         rows[name] = dict(value=[float(est[k]), lo_v, hi_v], seeds=[float(v) for v in per_seed[k]],
                           seed_sd=_spread(per_seed[k]), diff=None if k == 0 else [float(est[0] - est[k]), lo, hi],
                           p=None if k == 0 else boot_p(d), verdict=None if k == 0 else verdict(lo, hi, margin=margin))
@@ -339,11 +339,11 @@ def gates_at(deferred,  # (n,) bool rows the gate deferred, or one such array pe
     for k, name in enumerate(GATES):
         out[name] = [float(b["est"][k]), float(b["lo"][k]), float(b["hi"][k])]
     ratio = b["reps"][:, 1] / b["reps"][:, 0]
-    out["ratio"] = [out["gate"][0] / out["mode1"][0], *_interval(ratio, level)]
+    out["ratio"] = [out["gate"][0] / out["mode1"][0], *percentile_interval(ratio, level)]
     out["versus"] = {}
     for k, name in ((2, "random"), (3, "family_floor")):
         d = b["reps"][:, 1] - b["reps"][:, k]
-        lo, hi = _interval(d, level)
+        lo, hi = percentile_interval(d, level)
         out["versus"][name] = dict(diff=[out["gate"][0] - out[name][0], lo, hi], p=boot_p(d),
                                    verdict=verdict(lo, hi, higher_is_better=False, margin=margin * out["mode1"][0]))
     return out

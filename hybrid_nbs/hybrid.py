@@ -18,7 +18,7 @@ from .errormap import step_doubling
 from .model import extrapolating
 
 # %% auto #0
-__all__ = ['HybridResult', 'HybridSimulator', 'normalised_difference', 'trajectory_error']
+__all__ = ['HybridResult', 'quantile_threshold', 'HybridSimulator', 'normalised_difference', 'trajectory_error']
 
 # %% ../nbs/10_hybrid.ipynb #c006
 @dataclasses.dataclass
@@ -33,7 +33,7 @@ class HybridResult:
     errors: dict = dataclasses.field(default_factory=dict)  # (Mode 2) trajectory index -> why it was refused
 
 
-def _quantile_threshold(scores: np.ndarray, deferral: float) -> float:
+def quantile_threshold(scores: np.ndarray, deferral: float) -> float:
     "The threshold that defers round(deferral * n) of `scores` (those strictly above it)."
     if not 0 <= deferral <= 1:
         raise ValueError(f"deferral must be in [0, 1], got {deferral}")
@@ -98,7 +98,7 @@ class HybridSimulator:
         sd, s = self.scores(states, params, horizon)
         self.calibrated_horizon = self._horizon(horizon)
         if deferral is not None:
-            self.threshold = _quantile_threshold(s, deferral)
+            self.threshold = quantile_threshold(s, deferral)
             return self.threshold
         err = trajectory_error(self.model, sd.prediction, targets)
         order = np.argsort(-s, kind="stable")

@@ -16,7 +16,7 @@ import torch
 from .core import Env, get_profile, make_rng, set_threads
 from .envs import validate_env
 from .paths import store_path
-from .train import (PairLoss, PairSource, TrainConfig, _witness, augmenter, epoch_pairs, fresh_model, resolve_arch,
+from .train import (PairLoss, PairSource, TrainConfig, store_witness, augmenter, epoch_pairs, fresh_model, resolve_arch,
                               train_config_for, train_step)
 
 # %% auto #0
@@ -99,7 +99,7 @@ def lr_range_test(env: str | Env,  # registered name, import path, or an `Env` i
         model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.AdamW(model.parameters(), lr=lr_min, weight_decay=cfg.weight_decay)
     loss_mod = PairLoss(model, cfg)
-    augment = augmenter(env, cfg, _witness(env, store_path(env, prof, "train", root)) if cfg.augment else None)
+    augment = augmenter(env, cfg, store_witness(env, store_path(env, prof, "train", root)) if cfg.augment else None)
     gen = torch.Generator().manual_seed(int(make_rng(seed, "lr-range").integers(2 ** 62)))
     pairs = epoch_pairs(src.n_traj, src.n_frames, steps * cfg.batch_size, seed, 0, cfg)
     px, py, ph, pp = next(src.batches(epoch_pairs(src.n_traj, src.n_frames, probe_pairs, seed, 1, cfg), probe_pairs))

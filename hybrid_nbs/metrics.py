@@ -10,8 +10,9 @@ import numpy as np
 from .core import check_positive
 
 # %% auto #0
-__all__ = ['rankdata', 'auroc', 'average_precision', 'top_fraction', 'spearman', 'cell_auroc', 'cell_auprc', 'cell_spearman',
-           'traj_auroc', 'sparsification', 'deferral', 'prr', 'at_fraction']
+__all__ = ['paired_arrays', 'check_fraction', 'rankdata', 'rank_metrics', 'auroc', 'average_precision', 'top_fraction',
+           'spearman', 'cells_by_trajectory', 'cell_auroc', 'cell_auprc', 'cell_spearman', 'traj_auroc',
+           'sparsification', 'deferral', 'prr', 'at_fraction']
 
 # %% ../nbs/09_metrics.ipynb #c005
 def _as_float(x, name: str, min_ndim: int = 1) -> np.ndarray:
@@ -29,14 +30,16 @@ def _as_float(x, name: str, min_ndim: int = 1) -> np.ndarray:
     return x
 
 
-def _pair(a, b, names: tuple[str, str], min_ndim: int = 1) -> tuple[np.ndarray, np.ndarray]:
+def paired_arrays(a, b, names: tuple[str, str], min_ndim: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    "Both arrays as float64 of one shape, with at least `min_ndim` axes; a ValueError names them otherwise."
     a, b = _as_float(a, names[0], min_ndim), _as_float(b, names[1], min_ndim)
     if a.shape != b.shape:
         raise ValueError(f"{names[0]} has shape {a.shape} but {names[1]} has shape {b.shape}; they must match")
     return a, b
 
 
-def _check_q(q, name: str = "q") -> float:
+def check_fraction(q, name: str = "q") -> float:
+    "`q` as a float strictly between 0 and 1; a ValueError naming it otherwise."
     if isinstance(q, bool) or not isinstance(q, (int, float, np.integer, np.floating)) or not 0 < q < 1:
         raise ValueError(f"{name} must be a fraction strictly between 0 and 1, got {q!r}")
     return float(q)
@@ -109,7 +112,7 @@ def _finish(gp, gn, below, rowsum, expand, lead):
     return out(auc), out(ap)
 
 
-def _rank_metrics(score, label, weight=None):
+def rank_metrics(score, label, weight=None):
     "AUROC and average precision along the last axis; `score` (n,) is shared by every row of `label`."
     lead, n = label.shape[:-1], label.shape[-1]
     rows = int(np.prod(lead, dtype=np.int64))
@@ -146,19 +149,19 @@ def auroc(score: np.ndarray,  # (..., n) scores (higher = more suspect); (n,) is
           label: np.ndarray,  # (..., n) booleans: the positives
           weight: np.ndarray | None = None):  # (..., n) non-negative multiplicities (bootstrap counts)
     "Area under the ROC curve along the last axis: the Mann-Whitney U with ties counted one half; NaN if a class is empty."
-    return _rank_metrics(*_checked(score, label, weight))[0]
+    return rank_metrics(*_checked(score, label, weight))[0]
 
 
 def average_precision(score: np.ndarray, label: np.ndarray, weight: np.ndarray | None = None):  # as in `auroc`
     "Step-wise average precision (area under the precision-recall curve) along the last axis; tied scores share a threshold."
-    return _rank_metrics(*_checked(score, label, weight))[1]
+    return rank_metrics(*_checked(score, label, weight))[1]
 
 # %% ../nbs/09_metrics.ipynb #c017
 def top_fraction(error: np.ndarray,  # (..., n) true errors; (n,) is shared by every row of `weight`
                  q: float = 0.1,  # fraction of (weighted) items to call positive
                  weight: np.ndarray | None = None) -> np.ndarray:  # (..., n) multiplicities
     "Boolean labels of the top-`q` fraction of items by `error` along the last axis (ties at the threshold included)."
-    error, q = _as_float(error, "error"), _check_q(q)
+    error, q = _as_float(error, "error"), check_fraction(q)
     shape = error.shape if weight is None else weight.shape
     n = shape[-1]
     rows = int(np.prod(shape[:-1], dtype=np.int64))
@@ -174,7 +177,7 @@ def top_fraction(error: np.ndarray,  # (..., n) true errors; (n,) is shared by e
 # %% ../nbs/09_metrics.ipynb #c020
 def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray | float:  # (..., n) each
     "Spearman rank correlation along the last axis (average ranks for ties); NaN where either input is constant."
-    x, y = _pair(x, y, ("x", "y"))
+    x, y = paired_arrays(x, y, ("x", "y"))
     rx, ry = rankdata(x), rankdata(y)
     rx, ry = rx - rx.mean(-1, keepdims=True), ry - ry.mean(-1, keepdims=True)
     den = np.sqrt((rx * rx).sum(-1) * (ry * ry).sum(-1))
@@ -183,8 +186,9 @@ def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray | float:  # (..., n) ea
     return float(r) if r.ndim == 0 else r
 
 # %% ../nbs/09_metrics.ipynb #c023
-def _cells(score, error):
-    score, error = _pair(score, error, ("score", "error"), min_ndim=2)
+def cells_by_trajectory(score, error):
+    "(N, cells) views of a per-cell score and its error, checked to match."
+    score, error = paired_arrays(score, error, ("score", "error"), min_ndim=2)
     n = len(score)
     return score.reshape(n, -1), error.reshape(n, -1)
 
@@ -194,31 +198,31 @@ def cell_auroc(score: np.ndarray,  # (N, *cells) predicted error map, e.g. (N, n
                q: float = 0.1,  # the positives: the top-q fraction of cells by true error
                pooled: bool = False):  # one value over all cells of all trajectories, instead of one per trajectory
     "Per-cell AUROC for detecting the top-`q` error cells: (N,) within each trajectory, or a float pooled over all cells."
-    s, e = _cells(score, error)
+    s, e = cells_by_trajectory(score, error)
     if pooled:
         s, e = s.ravel(), e.ravel()
-    return _rank_metrics(s, top_fraction(e, q).astype(np.float64))[0]
+    return rank_metrics(s, top_fraction(e, q).astype(np.float64))[0]
 
 
 def cell_auprc(score: np.ndarray, error: np.ndarray, q: float = 0.1, pooled: bool = False):  # as in `cell_auroc`
     "Per-cell average precision for detecting the top-`q` error cells (chance level: about `q`)."
-    s, e = _cells(score, error)
+    s, e = cells_by_trajectory(score, error)
     if pooled:
         s, e = s.ravel(), e.ravel()
-    return _rank_metrics(s, top_fraction(e, q).astype(np.float64))[1]
+    return rank_metrics(s, top_fraction(e, q).astype(np.float64))[1]
 
 
 def cell_spearman(score: np.ndarray, error: np.ndarray) -> np.ndarray:  # (N, *cells) each
     "Spearman correlation between the map and the true error over the cells of each trajectory: (N,)."
-    return spearman(*_cells(score, error))
+    return spearman(*cells_by_trajectory(score, error))
 
 
 def traj_auroc(score: np.ndarray,  # (..., N) per-trajectory score
                error: np.ndarray,  # (..., N) per-trajectory true error
                q: float = 0.25):  # the positives: the top-q fraction of trajectories
     "AUROC of the per-trajectory score for detecting the top-`q` error trajectories (the paper's headline number)."
-    score, error = _pair(score, error, ("score", "error"))
-    return _rank_metrics(score, top_fraction(error, q).astype(np.float64))[0]
+    score, error = paired_arrays(score, error, ("score", "error"))
+    return rank_metrics(score, top_fraction(error, q).astype(np.float64))[0]
 
 # %% ../nbs/09_metrics.ipynb #c027
 def _cum_removed(key, value):
@@ -238,7 +242,7 @@ def _rows(*arrays):
 def sparsification(score: np.ndarray,  # (..., n) predicted error (cells of a map, or trajectories)
                    error: np.ndarray) -> dict:  # (..., n) true error
     "Mean remaining true error after removing the top fraction by score, by true error (oracle) and at random; AUSE."
-    score, error = _pair(score, error, ("score", "error"))
+    score, error = paired_arrays(score, error, ("score", "error"))
     n = score.shape[-1]
     if n < 2:
         raise ValueError(f"sparsification needs at least 2 items along the last axis, got {n}")
@@ -263,7 +267,7 @@ def deferral(score: np.ndarray,  # (..., N) per-trajectory gate score (defer the
              n_random: int = 0,  # Monte-Carlo random gates to draw besides the analytic expectation
              seed: int = 0) -> dict:
     "System error vs fraction deferred for the score's gate, the oracle gate and the random gate; AUCs and PRR."
-    score, error = _pair(score, error, ("score", "error"))
+    score, error = paired_arrays(score, error, ("score", "error"))
     solver_error = np.zeros_like(error) if solver_error is None else _as_float(solver_error, "solver_error")
     if solver_error.shape != error.shape:
         raise ValueError(f"solver_error has shape {solver_error.shape}, expected {error.shape}")

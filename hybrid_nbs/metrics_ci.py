@@ -11,11 +11,11 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .core import check_positive
-from .metrics import (_cells, _check_q, _pair, _rank_metrics, at_fraction, deferral, prr, sparsification,
+from .metrics import (cells_by_trajectory, check_fraction, paired_arrays, rank_metrics, at_fraction, deferral, prr, sparsification,
                                 spearman, top_fraction, traj_auroc)
 
 # %% auto #0
-__all__ = ['boot_indices', 'bootstrap_ci', 'summarise', 'metrics_table']
+__all__ = ['boot_indices', 'percentile_interval', 'bootstrap_ci', 'summarise', 'metrics_table']
 
 # %% ../nbs/09a_metrics_ci.ipynb #c005
 def boot_indices(n: int, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
@@ -24,7 +24,8 @@ def boot_indices(n: int, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
 
 
-def _interval(vals: np.ndarray, level: float) -> tuple[float, float]:
+def percentile_interval(vals: np.ndarray, level: float) -> tuple[float, float]:
+    "The central `level` percentile interval of the finite values of `vals`; (NaN, NaN) if there are none."
     vals = vals[np.isfinite(vals)]
     if not len(vals):
         return math.nan, math.nan
@@ -61,7 +62,7 @@ def bootstrap_ci(metric_fn: Callable,  # metric of the per-trajectory arrays, re
         check_positive(batch, "batch", integer=True)
         vals = np.concatenate([np.asarray(metric_fn(*(a[idx[j:j + batch]] for a in arrays)), np.float64).reshape(-1)
                                for j in range(0, n_boot, batch)])
-    return (est, *_interval(vals, level))
+    return (est, *percentile_interval(vals, level))
 
 # %% ../nbs/09a_metrics_ci.ipynb #c011
 def _counts(idx, n):
@@ -79,12 +80,12 @@ def summarise(score: np.ndarray,  # (N, *cells) predicted error maps
               defer: float = 0.25,  # deferral fraction reported
               n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict[str, tuple[float, float, float]]:
     "Every metric of `metrics` on one split, with a bootstrap CI over trajectories: {name: (estimate, lo, hi)}."
-    s, e = _cells(score, error)
+    s, e = cells_by_trajectory(score, error)
     n, m = s.shape
     if n < 2:
         raise ValueError(f"summarise needs at least 2 trajectories, got {n}")
-    _check_level(level), _check_q(traj_q, "traj_q"), _check_q(defer, "defer")
-    traj = lambda x, d, name: d if x is None else _pair(x, d, (name, "the spatial mean"))[0]
+    _check_level(level), check_fraction(traj_q, "traj_q"), check_fraction(defer, "defer")
+    traj = lambda x, d, name: d if x is None else paired_arrays(x, d, (name, "the spatial mean"))[0]
     ts, te = traj(per_traj_score, s.mean(1), "per_traj_score"), traj(per_traj_error, e.mean(1), "per_traj_error")
     se = traj(solver_error, np.zeros(n), "solver_error")
     idx = boot_indices(n, n_boot, seed)
@@ -94,7 +95,7 @@ def summarise(score: np.ndarray,  # (N, *cells) predicted error maps
         ok = np.isfinite(v)  # NaN where a trajectory's metric is undefined (e.g. a constant true error)
         k = ok[idx].sum(1)
         reps = np.where(k > 0, np.where(ok, v, 0.0)[idx].sum(1) / np.maximum(k, 1), np.nan)
-        out[name] = (float(v[ok].mean()) if ok.any() else math.nan, *_interval(reps, level))
+        out[name] = (float(v[ok].mean()) if ok.any() else math.nan, *percentile_interval(reps, level))
 
     # pooled: a resample weights each cell by its trajectory's count, so one sort by score (and one by error) serves all
     o = np.argsort(s.ravel(), kind="stable")
@@ -103,25 +104,25 @@ def summarise(score: np.ndarray,  # (N, *cells) predicted error maps
     t_desc, e_desc = t[oe], ef[oe]
     chunk = max(1, 2_000_000 // (n * m))
     for q in qs:
-        tag = f"top{round(100 * _check_q(q, 'qs'))}"
+        tag = f"top{round(100 * check_fraction(q, 'qs'))}"
         lab = top_fraction(e, q).astype(np.float64)
-        auc, ap = _rank_metrics(s, lab)
+        auc, ap = rank_metrics(s, lab)
         per_traj_mean(f"cell_auroc_{tag}_traj", auc), per_traj_mean(f"cell_auprc_{tag}_traj", ap)
-        est = _rank_metrics(sf, top_fraction(ef, q).astype(np.float64))
+        est = rank_metrics(sf, top_fraction(ef, q).astype(np.float64))
         reps = []
         for j in range(0, n_boot, chunk):
             c = _counts(idx[j:j + chunk], n)
             cw = np.cumsum(c[:, t_desc], -1)  # the weighted top-q threshold, as in `top_fraction`
             thr = e_desc[np.argmax(cw >= q * cw[:, -1:] * (1 - 1e-12), axis=-1)]
-            reps.append(_rank_metrics(sf, (ef >= thr[:, None]).astype(np.float64), c[:, t]))
+            reps.append(rank_metrics(sf, (ef >= thr[:, None]).astype(np.float64), c[:, t]))
         for k, name in enumerate(("auroc", "auprc")):
-            out[f"cell_{name}_{tag}_pooled"] = (est[k], *_interval(np.concatenate([r[k] for r in reps]), level))
+            out[f"cell_{name}_{tag}_pooled"] = (est[k], *percentile_interval(np.concatenate([r[k] for r in reps]), level))
     per_traj_mean("cell_spearman_traj", spearman(s, e))
     sp = sparsification(s, e)
     per_traj_mean("cell_ause_traj", sp["ause"]), per_traj_mean("cell_ause_rel_traj", sp["ause_rel"])
 
     def resampled(name, fn):  # a metric across trajectories, vectorised over the replicates
-        out[name] = (float(fn(ts, te, se)), *_interval(np.asarray(fn(ts[idx], te[idx], se[idx]), np.float64), level))
+        out[name] = (float(fn(ts, te, se)), *percentile_interval(np.asarray(fn(ts[idx], te[idx], se[idx]), np.float64), level))
 
     resampled("traj_spearman", lambda a, b, c: spearman(a, b))
     resampled(f"traj_auroc_top{round(100 * traj_q)}", lambda a, b, c: traj_auroc(a, b, traj_q))

@@ -17,8 +17,8 @@ from .evaluate import SCORED, is_trivial, records_path
 from .evidence import (EQUIVALENCE_MARGIN, FLOORS, METRICS, boot_p, cluster_resamples, compare, family_floor_scores,
                                  gates_at, hier_boot, hier_mean, load_records, seed_draws, select, top_share, verdict,
                                  within_families)
-from .metrics_ci import _interval
-from .hybrid import _quantile_threshold
+from .metrics_ci import percentile_interval
+from .hybrid import quantile_threshold
 
 # %% auto #0
 __all__ = ['synthetic_runs', 'load_runs', 'methods', 'trivial', 'floors_for', 'ranking', 'ranking_markdown', 'horizons_markdown',
@@ -258,7 +258,7 @@ def cell_skill(runs: Mapping, split: str, h: int, names: Sequence[str] | None = 
         out[n] = dict(value=[float(b["est"][k]), float(b["lo"][k]), float(b["hi"][k])], seeds=[_nanmean(v[k]) for v in vals])
         if k and kept[0] == "step_doubling":
             d = b["reps"][:, 0] - b["reps"][:, k]
-            lo, hi = _interval(d, 0.95)
+            lo, hi = percentile_interval(d, 0.95)
             out[n].update(diff=[float(b["est"][0] - b["est"][k]), lo, hi], p=boot_p(d),
                           verdict=verdict(lo, hi, margin=EQUIVALENCE_MARGIN))
     return out
@@ -284,7 +284,7 @@ def coverage(runs: Mapping, split: str, h: int, beta: float = 0.9, n_boot: int =
         if not np.isfinite(vals[0]).any():
             continue
         name = k.split(":", 1)[1]
-        ci = lambda pair: (lambda e, r: [e, *_interval(r, 0.95)])(*_coverage_reps(runs, split, h, name, n_boot, seed, pair, beta))
+        ci = lambda pair: (lambda e, r: [e, *percentile_interval(r, 0.95)])(*_coverage_reps(runs, split, h, name, n_boot, seed, pair, beta))
         fam = {f: _nanmean([_nanmean(v[first["family"] == f]) for v in vals]) for f in sorted(set(first["family"].tolist()))}
         out[name] = dict(cells=ci(False), pairs_at_beta=ci(True), families=fam, beta=beta)
     return out
@@ -293,7 +293,7 @@ def coverage(runs: Mapping, split: str, h: int, beta: float = 0.9, n_boot: int =
 def coverage_shift(runs: Mapping, split: str, h: int, name: str, ref: str = "test", n_boot: int = 1000, seed: int = 0) -> dict:
     "Per-cell coverage of `name` on `split` minus on `ref` at horizon `h`: the difference with its CI and p-value."
     (a, ra), (b, rb) = (_coverage_reps(runs, sp, h, name, n_boot, seed, False, 0.9) for sp in (split, ref))
-    lo, hi = _interval(ra - rb, 0.95)
+    lo, hi = percentile_interval(ra - rb, 0.95)
     return dict(diff=[a - b, lo, hi], p=boot_p(ra - rb))
 
 # %% ../nbs/10c_report.ipynb #944a0a4d
@@ -308,7 +308,7 @@ def mode2_gates(runs: Mapping, h: int, deferral: float = 0.25,
             raise ValueError(f"seed {s}'s test rows at h = {h} carry no solver error: Mode 2 cannot be scored "
                              "end to end; rerun the evaluation")
         score = test["score:step_doubling"]
-        masks.append(top_share(score, deferral) if paper else score > _quantile_threshold(cal["score:step_doubling"], deferral))
+        masks.append(top_share(score, deferral) if paper else score > quantile_threshold(cal["score:step_doubling"], deferral))
         errs.append(test["error"])
         solved.append(test["solver_error"])
         floors.append(family_floor_scores(test["family"], cal["family"], cal["error"], seed=seed + s)["family_indicator"])

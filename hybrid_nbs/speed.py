@@ -18,7 +18,7 @@ from .core import Env, SolverSetting, check_positive, equal_error_cost, referenc
 from .errormap import step_doubling
 from .evaluate import relative_error
 from .hybrid import HybridSimulator, trajectory_error
-from .metrics_ci import _interval, boot_indices, bootstrap_ci
+from .metrics_ci import percentile_interval, boot_indices, bootstrap_ci
 
 # %% auto #0
 __all__ = ['Timed', 'machine_load', 'time_interleaved', 'pareto_front', 'equal_accuracy_speedup', 'equal_cost_error_ratio',
@@ -342,7 +342,7 @@ def headline(plane: dict, h: int, method: str,  # a surrogate (or Mode 2) row of
                 c[ref] / c_own if ref is not None else math.nan)
     full = stats(np.arange(C.shape[1]))
     reps = np.array([[v for v in stats(i) if not isinstance(v, str)] for i in boot_indices(C.shape[1], n_boot, seed)])
-    ci = lambda k, v: (float(v), *_interval(reps[:, k], level))  # noqa: E731
+    ci = lambda k, v: (float(v), *percentile_interval(reps[:, k], level))  # noqa: E731
     front = pareto_front(C.mean(1), E.mean(1))
     return dict(method=method, h=h, error=float(e_own.mean()), cost=c_own, speedup=ci(0, full[0]), speedup_kind=full[1],
                 ratio=ci(1, full[2]), ratio_kind=full[3], raw_speedup=ci(2, full[4]),

@@ -33,7 +33,8 @@ from .paths import ckpt_dir, store_path
 
 # %% auto #0
 __all__ = ['TrainConfig', 'train_config_for', 'lr_at', 'epoch_pairs', 'rung_pairs', 'PairSource', 'augmenter', 'PairLoss',
-           'horizon_weights', 'validate', 'param_stats', 'train', 'resolve_arch', 'fresh_model', 'train_step']
+           'horizon_weights', 'validate', 'param_stats', 'train', 'resolve_arch', 'fresh_model', 'train_step',
+           'store_witness']
 
 # %% ../nbs/06_train.ipynb #c005
 # fields added after checkpoints were first written, with the behaviour of a checkpoint that predates them
@@ -525,7 +526,7 @@ def train_step(model: Surrogate, loss_mod: nn.Module, opt: torch.optim.Optimizer
     return direct, chain
 
 
-def _witness(env: Env, path: Path) -> tuple:
+def store_witness(env: Env, path: Path) -> tuple:
     "(params, frame 0) of the first trajectory of the store at `path`: the state augmentation maps are checked on."
     g = open_store(path)
     return stored_params(env, g, 1)[0], read_trajectory(g, 0, 0).astype(np.float64)
@@ -573,7 +574,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
            else contextlib.nullcontext())
     if world > 1:
         loss_mod = nn.parallel.DistributedDataParallel(loss_mod, **_no_buffer_sync())
-    augment = augmenter(env, cfg, _witness(env, store_path(env, prof, "train", root)) if cfg.augment else None)
+    augment = augmenter(env, cfg, store_witness(env, store_path(env, prof, "train", root)) if cfg.augment else None)
     steps = cfg.pairs_per_epoch // cfg.batch_size
     total, local_b = cfg.epochs * steps, cfg.batch_size // world
     vpairs = rung_pairs(val.n_traj, val.n_frames, cfg.val_per_rung, seed, cfg.max_horizon, cfg.initial_frac)

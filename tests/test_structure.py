@@ -154,3 +154,14 @@ def test_every_description_is_one_sentence_line():
         elif lines and not lines[0].rstrip().endswith((".", ")", "?", "!")):
             bad[p.relative_to(nbs).as_posix()] = f"ends mid-sentence: ...{lines[0][-40:]!r}"
     assert not bad, bad
+
+
+def test_no_private_name_crosses_a_module():
+    "A name with a leading underscore is its module's own: another module imports only public names."
+    crossing = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                crossing += [f"{name} imports {a.name} from {'.' * node.level}{node.module or ''}" for a in node.names
+                             if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not crossing, crossing
