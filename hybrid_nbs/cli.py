@@ -133,6 +133,8 @@ def _parser() -> argparse.ArgumentParser:
     t.add_argument("--coarse", type=_int_in(0, 64), help="train a corrector of the reference solver run K times coarser "
                    "(checkpoint ckpt/corrector-kK-seedS; 0, the default: the paper's surrogate)")
     t.add_argument("--no-resume", action="store_true", help="start afresh instead of resuming from the last checkpoint")
+    t.add_argument("--no-augment", action="store_true", help="train without the environment's symmetries as augmentation "
+                   "(default: every declared symmetry, one drawn per pair)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
     e = sub.add_parser("evaluate", parents=[stage], help="score a trained surrogate on calib/test/OOD pairs (rows saved) and Mode 2")
     e.add_argument("--n-boot", type=_int_in(1, 10**6), default=1000, help="bootstrap resamples for the confidence intervals")
@@ -205,6 +207,7 @@ def _data(args, prof) -> int:
 def _train(args, prof) -> int:
     from hybrid_nbs.pipeline import train_main
     given = {k: v for k, v in dict(workers=args.workers, memory_gb=args.memory_gb).items() if v is not None}
+    given.update({"augment": False} if args.no_augment else {})
     out = train_main(args.env, prof, seed=args.seed, root=args.root, resume=not args.no_resume, epochs=args.epochs,
                      threads=args.threads, progress=not args.no_progress, **given,
                      **({"coarse_factor": args.coarse} if args.coarse else {}))

@@ -111,19 +111,18 @@ class TrainConfig:
 _TRAIN = {("smoke", "unet"): TrainConfig(epochs=3, pairs_per_epoch=64, batch_size=16, val_per_rung=4),
           ("smoke", "mlp"): TrainConfig(epochs=3, pairs_per_epoch=64, batch_size=16, val_per_rung=4),
           ("laptop", "unet"): TrainConfig(),
-          ("laptop", "mlp"): TrainConfig(epochs=30, pairs_per_epoch=32768, batch_size=128, lr=2e-3, val_per_rung=256,
-                                         augment=True),
+          ("laptop", "mlp"): TrainConfig(epochs=30, pairs_per_epoch=32768, batch_size=128, lr=2e-3, val_per_rung=256),
           ("paper", "unet"): TrainConfig(epochs=100, pairs_per_epoch=32768, lr=2e-4, val_per_rung=128, workers=4,
                                          mixed_precision=True),
           ("paper", "mlp"): TrainConfig(epochs=200, pairs_per_epoch=65536, batch_size=256, lr=2e-4, val_per_rung=512,
-                                        augment=True, mixed_precision=True)}
+                                        mixed_precision=True)}
 
 
 def train_config_for(env: Env | str,  # an environment, or its registered name / import path
                      profile: str | None = None,  # None reads $HYBRID_NBS_PROFILE
                      env_defaults: bool = True,  # apply `env.surrogate_defaults(profile).train`; False: the layout's alone
                      **overrides) -> TrainConfig:
-    "The default `TrainConfig` of `env` at `profile` (its layout's, then the environment's own), with `overrides` applied."
+    "The default `TrainConfig` of `env` at `profile` (its layout's, then the environment's own), with `overrides` applied; augmenting wherever `env` declares symmetries."
     prof = get_profile(profile)
     env = env if isinstance(env, Env) else make_env(env, prof)
     cfg = _TRAIN[(prof.name, model_config_for(env, prof.name, env_defaults=False).kind)]
@@ -135,6 +134,8 @@ def train_config_for(env: Env | str,  # an environment, or its registered name /
         raise ValueError(f"unknown TrainConfig fields {sorted(set(overrides) - fields)}")
     if overrides.get("coarse_factor") and "chain_weight" not in overrides:
         overrides = dict(overrides, chain_weight=0.0)  # a corrector has no chain term (see TrainConfig)
+    if "augment" not in own and "augment" not in overrides:  # an Env's declared symmetries augment unless turned off
+        overrides = dict(overrides, augment=len(env.symmetries()) > 1)
     return dataclasses.replace(cfg, **own, **overrides)
 
 # %% ../nbs/06_train.ipynb #c008
@@ -579,6 +580,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     total, local_b = cfg.epochs * steps, cfg.batch_size // world
     vpairs = rung_pairs(val.n_traj, val.n_frames, cfg.val_per_rung, seed, cfg.max_horizon, cfg.initial_frac)
     meta_fixed = dict(env=env.name, env_path=model.config.env_path, profile=prof.name, seed=seed, run=folder.name, train_config=cfg.to_dict(),
+                      augment_maps=[g.name for g in env.symmetries()] if cfg.augment else [],
                       dataset=src.identity, world_size=world, threads=torch.get_num_threads(),
                       torch=torch.__version__, steps_per_epoch=steps, horizon_weights=weights, coarse=coarse)
     try:

@@ -183,3 +183,18 @@ def test_a_run_the_disk_or_memory_cannot_hold_stops_before_it_starts(tmp_path, m
     with pytest.raises(ValueError, match=r"memory: needs 0\.\d\d GB, 0\.00 GB available"):
         dryrun.dry_run("smoke", "balls", scratch=tmp_path / "scratch")
     assert not (tmp_path / "scratch").exists()
+
+
+def test_no_augment_reaches_the_training_config(monkeypatch):
+    "Training augments with the Env's symmetries unless `--no-augment` says otherwise; the flag arrives as augment=False."
+    import hybrid_nbs.pipeline as pipeline
+    from hybrid_nbs import cli
+    seen = {}
+
+    def fake_train_main(env, profile, **kwargs):
+        seen.update(kwargs)
+        return dict(env=env, epochs=0, best_val=0.0, best_epoch=0, train_seconds=0.0, ckpt="-")
+    monkeypatch.setattr(pipeline, "train_main", fake_train_main)
+    assert cli.main(["train", "--env", "balls", "--profile", "smoke", "--no-augment"]) == 0 and seen["augment"] is False
+    seen.clear()
+    assert cli.main(["train", "--env", "balls", "--profile", "smoke"]) == 0 and "augment" not in seen
