@@ -23,8 +23,7 @@ __all__ = ['SPLITS', 'IN_DISTRIBUTION', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFI
            'STORE_DTYPE', 'TRAJECTORY_ERRORS', 'Profile', 'get_profile', 'check_split', 'make_rng', 'set_threads',
            'threads', 'exclusive', 'check_positive', 'check_array', 'real_array', 'equal_error_cost', 'Symmetry',
            'restrict_grid', 'prolong_grid', 'coarser_grid', 'SolverSetting', 'SurrogateDefaults', 'dihedral_symmetries',
-           'translation_symmetries', 'Env', 'rollout', 'reference_advance', 'advance_many', 'symmetry_errors',
-           'check_env']
+           'translation_symmetries', 'Env', 'rollout', 'reference_advance', 'advance_many']
 
 # %% ../nbs/00_core.ipynb #c005
 SPLITS = ("train", "val", "calib", "test", "ood_near", "ood_far")
@@ -590,79 +589,3 @@ def advance_many(env: Env, states: np.ndarray, params: Sequence, n_frames: int,
         with ThreadPoolExecutor(n) as pool:  # one index at a time: trajectories differ in cost (e.g. blasts)
             list(pool.map(one, range(len(states))))
     return out, dict(sorted(errors.items()))
-
-# %% ../nbs/00_core.ipynb #c026
-def _expect_value_error(fn, what: str):
-    try:
-        fn()
-    except ValueError:
-        return
-    raise AssertionError(f"expected a ValueError for {what}")
-
-
-def symmetry_errors(env: Env, params, state: np.ndarray, n_frames: int = 2) -> dict[str, float]:
-    "Per symmetry g: max |advance(g s) - g advance(s)| / max |advance(s)| at the same `params`: does g commute with the solver?"
-    s = env.check_state(state)
-    ref = env.advance(s, params, n_frames)
-    scale = float(np.abs(ref).max()) or 1.0
-    out = {}
-    for g in env.symmetries():
-        gs = np.ascontiguousarray(g.forward(s[None])[0])
-        lhs = env.advance(gs, params, n_frames)
-        out[g.name] = float(np.abs(lhs - g.forward(ref[None])[0]).max() / scale)
-        back = g.inverse(g.forward(s[None]))[0]
-        if not np.allclose(back, s, rtol=0, atol=1e-12 * (float(np.abs(s).max()) or 1.0)):
-            raise AssertionError(f"symmetry {g.name!r}: inverse(forward(s)) != s")
-    return out
-
-
-def check_env(env: Env, seed: int = 0, n_frames: int = 3, rtol: float = 1e-12,
-              symmetry_rtol: float = 1e-10) -> dict:  # tolerance of advance(g s) == g advance(s)
-    "Assert the `Env` contract (and every optional capability it offers) on `env`; return what was measured."
-    shape = tuple(env.state_shape)
-    assert env.layout in LAYOUTS, f"layout must be one of {LAYOUTS}"
-    assert len(env.channel_names) == shape[env.channel_axis], "channel_names must match the channel axis"
-    check_positive(env.frame_dt, "frame_dt")
-    p0 = env.Params()  # every field has a default
-    assert dataclasses.is_dataclass(p0) and env.Params.__dataclass_params__.frozen, "Params must be a frozen dataclass"
-    params = {s: env.sample_params(make_rng(seed, env.name, s), s) for s in SPLITS}
-    _expect_value_error(lambda: env.sample_params(make_rng(seed), "nope"), "an unknown split")
-    p = params["train"]
-    s0 = env.initial_state(p, make_rng(seed, "ic"))
-    assert isinstance(s0, np.ndarray) and s0.shape == shape and s0.dtype == np.float64, f"initial_state: {s0.shape}, {s0.dtype}"
-    assert np.isfinite(s0).all(), "initial_state is not finite"
-    assert np.array_equal(s0, env.initial_state(p, make_rng(seed, "ic"))), "initial_state is not deterministic"
-    assert not np.array_equal(s0, env.initial_state(p, make_rng(seed + 1, "ic"))), "two seeds gave the same initial state"
-    pv = env.param_vector(p)
-    assert pv.ndim == 1 and np.isfinite(pv).all(), "param_vector must be a finite 1-D vector"
-    a, b = 1, max(n_frames - 1, 1)
-    whole = env.advance(s0, p, a + b)
-    parts = env.advance(env.advance(s0, p, a), p, b)
-    scale = np.abs(whole).max() or 1.0
-    semigroup_err = float(np.abs(whole - parts).max() / scale)
-    assert semigroup_err <= rtol, f"advance(s, {a + b}) != advance(advance(s, {a}), {b}): rel. diff {semigroup_err:.2e}"
-    assert np.array_equal(whole, env.advance(s0, p, a + b)), "advance is not deterministic"
-    traj = env.rollout(s0, p, a + b)
-    assert traj.shape == (a + b + 1, *shape), f"rollout: shape {traj.shape}"
-    assert np.array_equal(traj, rollout(env, s0, p, a + b)), \
-        "rollout is not the reference solution (advance one frame, round it to STORE_DTYPE, repeat: core.rollout)"
-    rounding_err = float(np.abs(traj[-1] - whole).max() / scale)  # float32 rounding, grown over a + b frames
-    assert rounding_err <= 1e-4, f"rollout is {rounding_err:.2e} (relative) from advance: more than float32 rounding"
-    again, why = env.advance_many(traj[a][None], [p], b)  # Mode 2's path from a stored frame
-    assert not why and np.array_equal(again[0], traj[-1]), "advance_many from a stored frame misses the stored frame"
-    inv0, inv1 = env.invariants(s0, p), env.invariants(whole, p)
-    assert all(np.isfinite(v) for v in (*inv0.values(), *inv1.values())), "invariants must be finite"
-    bad = s0.copy(); bad.flat[0] = np.nan
-    _expect_value_error(lambda: env.advance(bad, p, 1), "a NaN state")
-    _expect_value_error(lambda: env.advance(s0[..., :-1], p, 1), "a wrongly shaped state")
-    _expect_value_error(lambda: env.advance(s0, p, 0), "n_frames=0")
-    family = env.family(p, s0)
-    assert isinstance(family, str) and family, "family(params, state) must return a non-empty string"
-    syms = env.symmetries()
-    assert syms and syms[0].name == "identity", "symmetries() must list the identity first"
-    sym_err = symmetry_errors(env, p, s0, a + b)
-    broken = {k: v for k, v in sym_err.items() if v > symmetry_rtol}
-    assert not broken, f"these symmetries do not commute with advance (rel. error): {broken}"
-    return dict(env=repr(env), layout=env.layout, state_shape=shape, param_vector=pv.round(4).tolist(),
-                semigroup_rel_err=semigroup_err, rounding_rel_err=rounding_err, family=family, symmetry_rel_err=sym_err,
-                invariants_t0=inv0, invariants_t=inv1)

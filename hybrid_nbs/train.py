@@ -24,7 +24,8 @@ from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, recover_checkpoint, restore_best, save_checkpoint
 from .coarse import (CoarseSolve, build_coarse_cache, cache_starts, coarse_cache_path, open_coarse_cache,
                                prolong)
-from .core import Env, exclusive, get_profile, make_rng, set_threads, symmetry_errors
+from .core import Env, exclusive, get_profile, make_rng, set_threads
+from .conformance import symmetry_errors
 from .data import check_solver, content_digest, open_store, read_meta, read_trajectory, stored_params
 from .dataset import PairDataset, horizon_ladder, sample_pairs
 from .envs import make_env, validate_env

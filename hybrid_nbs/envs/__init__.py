@@ -8,7 +8,8 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from ..core import Env, Profile, check_env, get_profile
+from ..core import Env, Profile, get_profile
+from ..conformance import check_env
 
 # %% auto #0
 __all__ = ['REGISTRY', 'ENV_NAMES', 'env_class', 'env_path', 'make_env', 'expand_envs', 'validate_env', 'env_identity',
