@@ -15,7 +15,7 @@ from .core import Env, check_positive, exclusive, get_profile
 from .data import build_dataset, check_sizes, check_solver, content_digest, dask_client, open_store
 from .envs import expand_envs, validate_env
 from .evaluate import evaluate_env
-from .paths import ckpt_dir, env_dir, eval_path, store_path
+from .paths import card_path, ckpt_dir, env_dir, eval_path, norm_path, store_path
 from .train import train, train_config_for
 
 # %% auto #0
@@ -47,9 +47,13 @@ def data_main(env: str | Env,  # registered name, "all", import path `module:Cla
         for e in envs:
             # one builder per data folder at a time; a second (another lane of a job) waits, then finds it built
             with exclusive(env_dir(e, profile, root), "another data build", wait=True):
-                recs += build_dataset(e, profile, split, root, seed=seed, scheduler=scheduler, workers=workers,
-                                      overwrite=overwrite, verify=verify, progress=progress, client=client, sizes=sizes)
-                if card and store_path(e, profile, "train", root).exists():
+                made = build_dataset(e, profile, split, root, seed=seed, scheduler=scheduler, workers=workers,
+                                     overwrite=overwrite, verify=verify, progress=progress, client=client, sizes=sizes)
+                recs += made
+                # the card reads every store (about a minute at laptop): rewritten only when a store changed or it is missing
+                changed = any(r["built"] or r["repaired"] or r["repaired_metadata"] for r in made)
+                have = card_path(e, profile, root).is_file() and norm_path(e, profile, root).is_file()
+                if card and store_path(e, profile, "train", root).exists() and (changed or not have):
                     write_card(e, profile, root)
     return recs
 
