@@ -5,6 +5,7 @@
 # %% ../nbs/10b_pipeline.ipynb #8dbaa54b
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Sequence
 
@@ -27,6 +28,18 @@ def resolve_envs(env: str | Env, profile=None) -> list[Env]:
     return [validate_env(e, profile) for e in expand_envs(env)]
 
 # %% ../nbs/10b_pipeline.ipynb #2774a33a
+def _card_current(env: Env, profile, root) -> bool:
+    "Whether card.md and norm.json exist and describe the train store as it is now (its solver hash)."
+    norm, card = norm_path(env, profile, root), card_path(env, profile, root)
+    if not (card.is_file() and norm.is_file()):
+        return False
+    try:
+        have = json.loads(norm.read_text()).get("solver_hash")
+    except (ValueError, OSError):
+        return False
+    return have == open_store(store_path(env, profile, "train", root)).attrs.get("solver_hash")
+
+
 def data_main(env: str | Env,  # registered name, "all", import path `module:Class`, or an Env
               profile: str | None = None,  # profile name; None reads $HYBRID_NBS_PROFILE
               split: str = "all",  # one of SPLITS, or "all"
@@ -50,10 +63,10 @@ def data_main(env: str | Env,  # registered name, "all", import path `module:Cla
                 made = build_dataset(e, profile, split, root, seed=seed, scheduler=scheduler, workers=workers,
                                      overwrite=overwrite, verify=verify, progress=progress, client=client, sizes=sizes)
                 recs += made
-                # the card reads every store (about a minute at laptop): rewritten only when a store changed or it is missing
+                # the card reads every store (about a minute at laptop): rewritten only when a store changed, or when it
+                # is missing or describes other stores (an accepted solver edit changes their solver hash, not a frame)
                 changed = any(r["built"] or r["repaired"] or r["repaired_metadata"] for r in made)
-                have = card_path(e, profile, root).is_file() and norm_path(e, profile, root).is_file()
-                if card and store_path(e, profile, "train", root).exists() and (changed or not have):
+                if card and store_path(e, profile, "train", root).exists() and (changed or not _card_current(e, profile, root)):
                     write_card(e, profile, root)
     return recs
 
