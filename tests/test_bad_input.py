@@ -43,6 +43,7 @@ def _copy_store(root, tmp_path, split="train"):
     return dst
 
 
+@pytest.mark.slow  # over 10 s in CI (`make test --durations`)
 # 1. dataset metadata carries a checksum; --verify repairs it
 def test_flipped_params_byte_is_caught_and_repaired(root, tmp_path):
     path = _copy_store(root, tmp_path)
@@ -107,6 +108,7 @@ def test_resume_keeps_best(root, tmp_path):
     assert train("euler", "smoke", root=root, run="broken", progress=False, threads=1)["complete"]
 
 
+@pytest.mark.slow  # over 10 s in CI (`make test --durations`)
 # 5. the CLI honours HYBRID_NBS_PROFILE and refuses zero counts
 def test_cli_profile_and_counts(tmp_path):
     env = dict(os.environ, HYBRID_NBS_PROFILE="smoke")
@@ -133,6 +135,7 @@ def test_oregonator_numerics():
     assert np.isfinite(env.advance(s, p, 2)).all()
 
 
+@pytest.mark.slow  # over 10 s in CI (`make test --durations`)
 # 7. a second build or training run on the same path, an unreachable scheduler, a damaged shard
 def test_concurrency_and_os_errors(root, tmp_path):
     path = _copy_store(root, tmp_path, "val")

@@ -53,6 +53,7 @@ def _same(a: dict, b: dict) -> bool:
     return all(eq(a[k][c], b[k][c]) for k in a for c in a[k])
 
 
+@pytest.mark.slow  # over 10 s in CI (`make test --durations`)
 def test_evaluate_killed_anywhere_then_rerun_matches_an_uninterrupted_run(root):
     folder = env_dir("balls", "smoke", root) / "eval"
     t = time.perf_counter()

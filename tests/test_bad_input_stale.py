@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 HNWM = Path(sys.executable).with_name("hnwm")
 SIM = '''from hybrid_nbs.envs.balls import Balls
 
@@ -24,6 +26,7 @@ def _hnwm(tmp_path, *args):
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
 
 
+@pytest.mark.slow  # over 10 s in CI (`make test --durations`)
 def test_an_edited_solver_makes_train_and_evaluate_refuse_until_the_data_is_settled(tmp_path):
     sim = tmp_path / "mysim.py"
     sim.write_text(SIM.format(edit=""))
@@ -40,6 +43,7 @@ def test_an_edited_solver_makes_train_and_evaluate_refuse_until_the_data_is_sett
     assert again.returncode == 0 and "1 epochs" in again.stdout, again.stderr[-2000:]
 
 
+@pytest.mark.slow  # over 10 s in CI (`make test --durations`)
 def test_a_checkpoint_of_a_rebuilt_dataset_is_refused_by_evaluate(tmp_path):
     (tmp_path / "mysim.py").write_text(SIM.format(edit=""))
     assert _hnwm(tmp_path, "data", "--workers", "0").returncode == 0
@@ -49,6 +53,7 @@ def test_a_checkpoint_of_a_rebuilt_dataset_is_refused_by_evaluate(tmp_path):
     assert r.returncode != 0 and "was trained on other balls data" in r.stderr and "--no-resume" in r.stderr, r.stderr[-2000:]
 
 
+@pytest.mark.slow  # over 10 s in CI (`make test --durations`)
 def test_two_environments_of_one_name_in_one_root_are_refused(tmp_path):
     (tmp_path / "mysim.py").write_text(SIM.format(edit=""))
     assert _hnwm(tmp_path, "data", "--workers", "0").returncode == 0

@@ -31,6 +31,7 @@ def _peer(reply: bytes):
     return srv, f"tcp://127.0.0.1:{srv.getsockname()[1]}"
 
 
+@pytest.mark.slow  # over 10 s in CI (`make test --durations`)
 @pytest.mark.parametrize("reply", [b"", b"\xff" * 64], ids=["silent", "junk"])
 def test_a_scheduler_that_does_not_speak_dask_is_named_within_the_timeout(reply):
     # before: the silent peer hung `hnwm data` for ever (500 s in the issue), the junk one raised a raw MemoryError

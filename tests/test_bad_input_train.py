@@ -249,6 +249,7 @@ def _kill_points(events):
     return renames + configs + torn + ["val:1", "val:2"]
 
 
+@pytest.mark.slow  # over 10 s in CI (`make test --durations`)
 def test_kill_anywhere_resumes_bit_identical(root, tmp_path):
     r = _child(root, "kill-ref", "0", tmp_path / "events.json")
     assert r.returncode == 0, r.stderr[-3000:]
