@@ -208,12 +208,13 @@ def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targ
 
 # %% ../nbs/10a_evaluate.ipynb #c009
 def _rows_at(data: dict, horizon: int, split: str) -> tuple:
-    "(states, params, vectors, targets) of every start of `data` (t0 -> `SplitData`) that holds pairs `horizon` apart."
+    "(states, params, vectors, targets, trajectory ids) of every start of `data` (t0 -> `SplitData`) with pairs `horizon` apart."
     parts = [d for d in data.values() if horizon in d.targets]
     if not parts:
         raise ValueError(f"the {split} split holds no pairs {horizon} frames apart")
     return (np.concatenate([d.states for d in parts]), [q for d in parts for q in d.params],
-            np.concatenate([d.vectors for d in parts]), np.concatenate([d.targets[horizon] for d in parts]))
+            np.concatenate([d.vectors for d in parts]), np.concatenate([d.targets[horizon] for d in parts]),
+            np.concatenate([np.arange(len(d.states)) for d in parts]))
 
 
 def mode2_sweep(env, model, calib: dict,  # t0 -> `SplitData` of the calib split (`load_starts`); every start at `horizon` calibrates
@@ -221,9 +222,9 @@ def mode2_sweep(env, model, calib: dict,  # t0 -> `SplitData` of the calib split
                 horizon: int, deferrals=(0.0, 0.1, 0.25, 0.5)) -> dict:
     "Calib-calibrated Mode 2 on the test rows of the same starts at each deferral: deferred share, error, ratio to Mode 1's; deferral curve, PRR."
     sim = HybridSimulator(env, model)
-    cx, cp, _, _ = _rows_at(calib, horizon, "calibration")
+    cx, cp, *_ = _rows_at(calib, horizon, "calibration")
     _, calib_scores = sim.scores(cx, cp, horizon)
-    x, p, v, y = _rows_at(test, horizon, "test")
+    x, p, v, y, _ = _rows_at(test, horizon, "test")
     rows = []
     mode1 = sim.mode1(x, p, horizon)
     err1 = trajectory_error(model, mode1.prediction, y)
@@ -266,10 +267,7 @@ def load_starts(env: Env, profile, split: str, design: dict, root=None, limit: i
 
 def calib_rows(data: dict, h: int, trajectories=None) -> tuple[np.ndarray, ...]:
     "(states, param vectors, targets, trajectory ids) of the calib rows `h` frames apart over every start, for `trajectories`."
-    parts = [(d.states, d.vectors, d.targets[h], np.arange(len(d.states))) for d in data.values() if h in d.targets]
-    if not parts:
-        raise ValueError(f"the calibration split holds no pairs {h} frames apart")
-    x, p, y, i = (np.concatenate(a) for a in zip(*parts))
+    x, _, p, y, i = _rows_at(data, h, "calibration")
     keep = np.ones(len(i), bool) if trajectories is None else np.isin(i, np.asarray(trajectories))
     return x[keep], p[keep], y[keep], i[keep]
 
