@@ -711,6 +711,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                        'hybrid_nbs.metrics_ci._fmt': ('metrics_ci.html#_fmt', 'hybrid_nbs/metrics_ci.py'),
                                        'hybrid_nbs.metrics_ci.boot_indices': ('metrics_ci.html#boot_indices', 'hybrid_nbs/metrics_ci.py'),
                                        'hybrid_nbs.metrics_ci.bootstrap_ci': ('metrics_ci.html#bootstrap_ci', 'hybrid_nbs/metrics_ci.py'),
+                                       'hybrid_nbs.metrics_ci.errorbar_lengths': ( 'metrics_ci.html#errorbar_lengths',
+                                                                                   'hybrid_nbs/metrics_ci.py'),
                                        'hybrid_nbs.metrics_ci.metrics_table': ('metrics_ci.html#metrics_table', 'hybrid_nbs/metrics_ci.py'),
                                        'hybrid_nbs.metrics_ci.percentile_interval': ( 'metrics_ci.html#percentile_interval',
                                                                                       'hybrid_nbs/metrics_ci.py'),

@@ -15,7 +15,7 @@ from .metrics import (cells_by_trajectory, check_fraction, paired_arrays, rank_m
                                 spearman, top_fraction, traj_auroc)
 
 # %% auto #0
-__all__ = ['boot_indices', 'percentile_interval', 'bootstrap_ci', 'summarise', 'metrics_table']
+__all__ = ['boot_indices', 'percentile_interval', 'bootstrap_ci', 'summarise', 'metrics_table', 'errorbar_lengths']
 
 # %% ../nbs/09a_metrics_ci.ipynb #c005
 def boot_indices(n: int, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
@@ -152,3 +152,12 @@ def metrics_table(rows: Mapping[str, Mapping[str, tuple]],  # {row label: summar
     lines = ["| | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
     lines += [f"| {name} | " + " | ".join(cell(r.get(c)) for c in columns) + " |" for name, r in rows.items()]
     return "\n".join(lines)
+
+# %% ../nbs/09a_metrics_ci.ipynb #c017
+def errorbar_lengths(v,  # (n, 3) rows of (estimate, lo, hi)
+                     ) -> np.ndarray:
+    "(2, n) lower and upper bar lengths of (estimate, lo, hi) rows for `Axes.errorbar`: never negative, NaN kept."
+    v = np.asarray(v, np.float64)
+    if v.ndim != 2 or v.shape[1] != 3:
+        raise ValueError(f"errorbar_lengths takes (n, 3) rows of (estimate, lo, hi), got shape {v.shape}")
+    return np.maximum(np.stack([v[:, 0] - v[:, 1], v[:, 2] - v[:, 0]]), 0.0)  # np.maximum keeps NaN

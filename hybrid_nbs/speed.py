@@ -18,7 +18,7 @@ from .core import Env, SolverSetting, check_positive, equal_error_cost, referenc
 from .errormap import step_doubling
 from .evaluate import relative_error
 from .hybrid import HybridSimulator, trajectory_error
-from .metrics_ci import percentile_interval, boot_indices, bootstrap_ci
+from .metrics_ci import boot_indices, bootstrap_ci, errorbar_lengths, percentile_interval
 
 # %% auto #0
 __all__ = ['Timed', 'machine_load', 'time_interleaved', 'pareto_front', 'equal_accuracy_speedup', 'equal_cost_error_ratio',
@@ -478,7 +478,7 @@ def plot_plane(summary: dict, ax=None, h: int | None = None):
         sel = [p for p in pts if p["kind"] == kind]
         for j, p in enumerate(sel):
             (y, lo, hi) = p["error"]
-            ax.errorbar(p[key][0], y, yerr=[[y - lo], [hi - y]], fmt="o^"[k], color=f"C{k}", capsize=3,
+            ax.errorbar(p[key][0], y, yerr=errorbar_lengths([p["error"]]), fmt="o^"[k], color=f"C{k}", capsize=3,
                         label=kind.replace("mode2", "Mode 2") if j == 0 else None)
             ax.annotate(p["method"].replace("surrogate ", "").replace("mode2 ", ""), (p[key][0], y), fontsize=7,
                         color=f"C{k}", xytext=(3, -9), textcoords="offset points")

@@ -137,7 +137,7 @@ def train_config_for(env: Env | str,  # an environment, or its registered name /
         overrides = dict(overrides, chain_weight=0.0)  # a corrector has no chain term (see TrainConfig)
     if "augment" not in own and "augment" not in overrides:  # an Env's declared symmetries augment unless turned off
         overrides = dict(overrides, augment=len(env.symmetries()) > 1)
-    return dataclasses.replace(cfg, **own, **overrides)
+    return dataclasses.replace(cfg, **{**own, **overrides})  # a caller's override beats the environment's own default
 
 # %% ../nbs/06_train.ipynb #c008
 def lr_at(step: int, total: int, cfg: TrainConfig) -> float:
