@@ -579,6 +579,11 @@ def _richardson_applies(env: Env, params) -> str | None:
     return "n/a (exact solver)" if pair is None else None
 
 
+def _tta_applies(env: Env, params) -> str | None:
+    "Test-time augmentation needs a symmetry besides the identity to average over."
+    return "n/a (no symmetry besides the identity)" if len(env.symmetries()) < 2 else None
+
+
 def _sd_intervals(s, p, T, model, calibration, env=None, targets=None, **_) -> Uncertainty:
     if calibration.difficulty != "step_doubling":
         raise ValueError(f"sd_intervals needs a calibration with difficulty 'step_doubling', got {calibration.difficulty!r}")
@@ -610,7 +615,7 @@ BASELINES = {b.name: b for b in (
              "step-doubling intervals: the map rescaled by split conformal, q (sigma + delta); its ranking is the step-doubling "
              "map's; it is reported for coverage only", ranks=False),
     Baseline("tta", ("model", "env"), lambda s, p, T, model, env, **_: tta_map(model, s, p, T, env=env),
-             "std of g^-1 f(g s) over physical symmetries g"),
+             "std of g^-1 f(g s) over physical symmetries g", applies=_tta_applies),
     Baseline("richardson", ("model", "env"),
              lambda s, p, T, model, env, **_: richardson_map(env, s, p, T, std=_std(model)),
              "|solver(dt) - solver(dt/2)|: the reference solver's own time error (undefined for the exact ball solver)",

@@ -113,8 +113,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="run only the notebooks (or executed copies) whose path contains one of these, with what they need")
     job.add_argument("--jobs", type=_int_in(1, MAX_PROCESSES), help="lanes: tasks run at once, one thread each (default: the cores, capped by memory)")
     job.add_argument("--force", action="store_true", help="run every task again, reusing nothing the last runs made")
-    sub.add_parser("reproduce", parents=[job], help="the main job: the evidence of the claims ledger and the paper's tables "
-                   "(make reproduce)")
+    r = sub.add_parser("reproduce", parents=[job], help="the main job: the evidence of the claims ledger and the paper's tables "
+                       "(make reproduce)")
+    r.add_argument("--env", nargs="+", metavar="ENV", help="run the per-environment experiments (hybrid evaluation, "
+                   "accuracy-cost plane, Mode 1 accuracy, ledger) for these alone: registered names or module:Class "
+                   "paths of your own Env subclasses (default: every registered one, with the whole main job); writes "
+                   "to _out/<profile>/<env-name>/ unless --out")
     sub.add_parser("study", parents=[job], help="the method study: ablations, learning curves, range tests, error analysis "
                    "(make study; hours, resumable)")
     g = sub.add_parser("data", parents=[stage], help="build the trajectory datasets (Zarr stores), their cards and normalisation")
@@ -187,7 +191,7 @@ def _print_records(recs: list[dict]) -> int:
 
 def _reproduce(args, prof) -> int:
     return _print_records(run_job("main" if args.command == "reproduce" else "study", prof, args.only, args.out,
-                                  args.jobs, args.force))
+                                  args.jobs, args.force, envs=getattr(args, "env", None)))
 
 
 def _data(args, prof) -> int:

@@ -12,10 +12,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
+from typing import Sequence
 
 from .core import LAYOUTS, get_profile
 from .envs import ENV_NAMES, make_env
-from .paths import card_path, checkout_root, ckpt_dir
+from .paths import card_path, checkout_root, ckpt_dir, env_name
 
 # %% auto #0
 __all__ = ['JOBS', 'declaration', 'find_notebooks', 'notebook_copies', 'Task', 'plan_job', 'code_digest', 'reusable']
@@ -54,19 +55,24 @@ def notebook_copies(pm,  # the papermill module
                     nb: Path,  # the notebook
                     nbs: Path,  # the notebooks' root, `nbs/`
                     profile: str | None = None,  # the profile the environments are built at (their layout is read)
+                    envs: Sequence[str] | None = None,  # registered names or `module:Class` paths; None: the registered ones
                     ) -> list[tuple[Path, str, dict]]:  # (notebook, executed copy relative to nbs/, extra parameters)
-    "The executed copies of a notebook: one per registered environment (of its `layouts`) if it takes `env_name`."
+    "The executed copies of a notebook: one per environment (of its `layouts`) if it takes `env_name`; with `envs`, only the per-environment notebooks."
     rel = nb.relative_to(nbs)
     declared = pm.inspect_notebook(str(nb))
     if "env_name" not in declared:
-        return [(nb, rel.as_posix(), {})]
-    names = list(ENV_NAMES)
+        if not envs:
+            return [(nb, rel.as_posix(), {})]
+        # a notebook over all environments (the ledger) runs when it takes the list; the registered ones' own chapters do not
+        return [(nb, rel.as_posix(), dict(envs=",".join(envs)))] if "envs" in declared else []
+    names = list(envs or ENV_NAMES)
     if "layouts" in declared:
         layouts = ast.literal_eval(declared["layouts"]["default"])
         if not isinstance(layouts, str) or not set(layouts.split(",")) <= set(LAYOUTS):
             raise ValueError(f"{rel}: layouts must be a comma-separated string of {LAYOUTS}, got {layouts!r}")
         names = [n for n in names if make_env(n, profile).layout in layouts.split(",")]
-    return [(nb, rel.with_name(f"{rel.stem}_{name}{rel.suffix}").as_posix(), dict(env_name=name)) for name in names]
+    # the copy carries the Env's name (a folder-safe word), never its import path
+    return [(nb, rel.with_name(f"{rel.stem}_{env_name(name)}{rel.suffix}").as_posix(), dict(env_name=name)) for name in names]
 
 
 def _default(declared: dict, name: str, fallback):
@@ -96,20 +102,32 @@ def plan_job(job: str,  # "main" or "study"
              profile: str | None = None,  # None reads $HYBRID_NBS_PROFILE
              only: list[str] | None = None,  # keep notebooks whose path contains one of these (and what they need)
              nbs: Path | None = None,  # the notebooks' folder (default: the checkout's)
+             envs: Sequence[str] | None = None,  # the per-environment experiments of these alone (main job); None: registered
              ) -> list[Task]:  # the tasks, each after the tasks it needs
     "The task graph of `job` at `profile`: data and training tasks, then one task per notebook copy."
     import papermill as pm
     if job not in JOBS:
         raise ValueError(f"Unknown job {job!r}; choose one of {tuple(JOBS)}")
     prof = get_profile(profile)
+    if envs is not None:
+        envs = list(dict.fromkeys(envs))
+        if job != "main" or not envs or not all(isinstance(e, str) and e.strip() for e in envs):
+            raise ValueError(f"envs names the environments of the main job's per-environment experiments: one or more "
+                             f"registered names or module:Class paths, for the main job only; got {envs!r} for {job!r}")
+        named = {}
+        for e in envs:  # two specs of one Env name would share its data folder and its files
+            named.setdefault(env_name(e), []).append(e)
+        if clash := {k: v for k, v in named.items() if len(v) > 1}:
+            raise ValueError(f"environments with one name would share a data folder and files: {clash}")
     nbs = Path(nbs) if nbs is not None else checkout_root() / "nbs"
     tasks: dict[str, Task] = {}
 
     def data(env):
-        return tasks.setdefault(f"data {env}", Task(f"data {env}", "data", env=env)).key
+        key = f"data {env_name(env)}"
+        return tasks.setdefault(key, Task(key, "data", env=env)).key
 
     def train(env, seed):
-        key = f"train {env} seed{seed}"
+        key = f"train {env_name(env)} seed{seed}"
         return tasks.setdefault(key, Task(key, "train", (data(env),), env=env, seed=seed)).key
 
     copies, others = [], {}
@@ -118,20 +136,20 @@ def plan_job(job: str,  # "main" or "study"
         if decl is None:
             continue
         src = nb.relative_to(nbs).as_posix()
-        for _, rel, extra in notebook_copies(pm, nb, nbs, prof.name):
+        for _, rel, extra in notebook_copies(pm, nb, nbs, prof.name, envs if decl["job"] == job else None):
             (copies if decl["job"] == job else others.setdefault(src, [])).append((src, rel, extra, decl))
     by_source = {}
     for src, rel, _, _ in copies:
         by_source.setdefault(src.removesuffix(".ipynb"), []).append(rel)
     for src, rel, extra, decl in copies:
         declared = pm.inspect_notebook(str(nbs / src))
-        envs = [extra["env_name"]] if "env_name" in extra else list(ENV_NAMES)
+        own = [extra["env_name"]] if "env_name" in extra else list(envs or ENV_NAMES)
         seeds = range(_default(declared, "n_seeds", 3)) if "n_seeds" in declared else [_default(declared, "seed", 0)]
         needs = []
         for need in decl["needs"]:
             what, _, which = need.partition(":")
             if what in ("data", "surrogates") and (not which or which in ENV_NAMES):
-                for e in [which] if which else envs:
+                for e in [which] if which else own:
                     needs += [data(e)] if what == "data" else [train(e, s) for s in seeds]
             elif need in by_source:
                 needs += by_source[need]
@@ -140,7 +158,7 @@ def plan_job(job: str,  # "main" or "study"
                                  f"nor a notebook of the {job} job ({', '.join(sorted(by_source))})")
         if any("{env}" in w for w in decl["writes"]) and "env_name" not in extra:
             raise ValueError(f"{src}: writes name {{env}} but the notebook takes no env_name")
-        writes = [w.format(env=extra.get("env_name")) for w in decl["writes"]]
+        writes = [w.format(env=env_name(extra["env_name"]) if "env_name" in extra else None) for w in decl["writes"]]
         if src.startswith("experiments/"):  # published, cleaned and stamped (`publish_run`)
             writes.append(f"results/{prof.name}/{rel}")
         params = {k: v for k, v in dict(profile=prof.name, save=True, **extra).items() if k in declared}
@@ -177,19 +195,21 @@ def _only(tasks: list[Task], only: list[str], job: str, others: dict) -> list[Ta
 
 # %% ../nbs/10h_jobs.ipynb #c015
 def code_digest(root: Path | None = None,  # the checkout (default: `checkout_root()`)
+                extra: Sequence[str | Path] = (),  # further source files the job runs (a user's Env modules)
                 ) -> str:  # 16 hex digits
-    "A digest of the code a job runs: notebooks' source cells, the package's modules and `pyproject.toml`."
+    "A digest of the code a job runs: notebooks' source cells, the package's modules, `pyproject.toml` and `extra`."
     root = Path(root) if root is not None else checkout_root()
     h = hashlib.sha256()
     files = [*sorted((root / "nbs").rglob("*.ipynb")), *sorted((root / "hybrid_nbs").rglob("*.py")), root / "pyproject.toml"]
-    for p in files:
+    for p in [*files, *sorted(Path(e).resolve() for e in extra)]:
         if ".ipynb_checkpoints" in p.parts or not p.is_file():
             continue
         if p.suffix == ".ipynb":  # the sources only: stored outputs and execution counts are not code
             data = json.dumps([(c["cell_type"], "".join(c["source"])) for c in json.loads(p.read_text())["cells"]]).encode()
         else:
             data = p.read_bytes()
-        h.update(p.relative_to(root).as_posix().encode() + b"\0" + hashlib.sha256(data).digest())
+        name = p.relative_to(root).as_posix() if p.is_relative_to(root) else p.as_posix()
+        h.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
     return h.hexdigest()[:16]
 
 

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import ctypes
+import inspect
 import json
 import os
 import signal
@@ -17,8 +18,9 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .core import PROFILE_ENV_VAR, THREADS_ENV_VAR, exclusive, get_profile
+from .envs import env_class
 from .jobs import JOBS, Task, code_digest, plan_job, reusable
-from .paths import ROOT_ENV_VAR, checkout_root, runs_dir, write_atomic
+from .paths import ROOT_ENV_VAR, checkout_root, env_name, project_root, runs_dir, write_atomic
 from .publish import provenance, publish_run, reproduce_out
 
 # %% auto #0
@@ -192,12 +194,15 @@ def run_tasks(tasks: list[Task],  # from `plan_job`, each after the tasks it nee
               on_done=None,  # called as on_done(task, seconds) after a task succeeds, before the next starts
               force: bool = False,  # run every task, reusing nothing
               nbs: Path | None = None,
+              path: list[str] | None = None,  # folders put first on the tasks' PYTHONPATH (where a user's Env module lies)
               ) -> list[dict]:  # per task: key, kind, lane, start, seconds, reused, timed
     "Run `tasks` in `jobs` lanes of one thread each, timed ones alone, reusing what the ledger holds; stop all on a failure."
     nbs = Path(nbs) if nbs is not None else checkout_root() / "nbs"
     by, keys = {t.key: t for t in tasks}, {t.key for t in tasks}
     rank = critical_path(tasks, board.expected)
     base = {**os.environ, PROFILE_ENV_VAR: get_profile(profile).name, ROOT_ENV_VAR: str(out)}
+    if path:
+        base["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([*path, *filter(None, [os.environ.get("PYTHONPATH")])]))
     logs = runs_dir(out) / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     pending, running, finished, reused, records = list(tasks), {}, set(), set(), []
@@ -336,6 +341,12 @@ def write_job_cost(out: Path, cost: dict) -> Path:
                         f"# What the {cost['job']} job cost ({cost['profile']} profile)\n\n" + job_cost_markdown(cost))
 
 # %% ../nbs/10i_lanes.ipynb #c030
+def _import_root(cls: type) -> str:
+    "The folder `cls`'s module was imported from: what a subprocess's PYTHONPATH needs to import it again."
+    f = Path(inspect.getsourcefile(cls)).resolve()
+    return str(f.parents[cls.__module__.count(".") + (f.name == "__init__.py")])
+
+
 def run_job(job: str = "main",  # "main" (`hnwm reproduce`) or "study" (`hnwm study`)
             profile: str | None = None,  # None reads $HYBRID_NBS_PROFILE
             only: list[str] | None = None,  # run only the notebooks whose path contains one of these, with their needs
@@ -343,21 +354,25 @@ def run_job(job: str = "main",  # "main" (`hnwm reproduce`) or "study" (`hnwm st
             jobs: int | None = None,  # lanes (default: `default_jobs()`)
             force: bool = False,  # reuse nothing
             progress: bool = True,  # show the progress (redrawn on a terminal)
+            envs: list[str] | None = None,  # the main job's per-environment experiments of these alone (`plan_job`)
             ) -> list[dict]:  # one record per task: key, kind, lane, start, seconds, reused, timed
     "Run `job` at `profile` into `reproduce_out(profile, out)`: tasks in lanes, experiments published, the cost written."
     prof = get_profile(profile)
     if jobs is not None and (not isinstance(jobs, int) or jobs < 1):
         raise ValueError(f"--jobs must be a positive integer, got {jobs!r}")
     jobs = jobs or default_jobs()
-    out = reproduce_out(prof.name, out)
     nbs = checkout_root() / "nbs"
-    tasks = plan_job(job, prof.name, only, nbs)
+    tasks = plan_job(job, prof.name, only, nbs, envs)
+    modules = [inspect.getsourcefile(env_class(e)) for e in envs or ()]
+    if envs and out is None:  # never beside the registered environments' committed results
+        out = project_root() / "_out" / prof.name / "+".join(dict.fromkeys(env_name(e) for e in envs))
+    out = reproduce_out(prof.name, out)
     runs = runs_dir(out)
     runs.mkdir(parents=True, exist_ok=True)
     with exclusive(runs / "job", "another hnwm reproduce or hnwm study"):
         ledger_path = runs / f"ledger_{prof.name}.json"
         ledger = json.loads(ledger_path.read_text()) if ledger_path.is_file() else {}
-        digest, prov = code_digest(nbs.parent), provenance(nbs.parent)
+        digest, prov = code_digest(nbs.parent, modules), provenance(nbs.parent)
         cost_json = out / "tables" / f"{COST_TABLES[job]}.json"
         previous = json.loads(cost_json.read_text()) if cost_json.is_file() else None
         expected = expected_seconds(tasks, prof.name, previous)
@@ -377,7 +392,9 @@ def run_job(job: str = "main",  # "main" (`hnwm reproduce`) or "study" (`hnwm st
 
         board.event(f"{len(tasks)} tasks in {jobs} lane{'s' if jobs > 1 else ''}; about {_clock(board.remaining())} "
                     f"(from {'the last run' if previous else 'the profile'}); writing to {out}")
-        records = run_tasks(tasks, out, prof.name, jobs, board, ledger, digest, done, force, nbs)
+        # a user's module is imported by every task's process from the folder `hnwm` imported it from
+        path = [_import_root(env_class(e)) for e in envs or ()]
+        records = run_tasks(tasks, out, prof.name, jobs, board, ledger, digest, done, force, nbs, path)
         table = out / "tables" / f"{COST_TABLES[job]}.md"
         if all(r["reused"] for r in records) and table.is_file():  # keep the record of the run that made everything
             board.event(f"done: nothing ran; {table} still records the run that made it")

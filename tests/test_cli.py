@@ -200,3 +200,45 @@ def test_no_augment_reaches_the_training_config(monkeypatch):
     assert cli.main(["train", "--env", "balls", "--profile", "smoke", "--no-augment"]) == 0 and seen["augment"] is False
     seen.clear()
     assert cli.main(["train", "--env", "balls", "--profile", "smoke"]) == 0 and "augment" not in seen
+
+
+MYSIM = '''from hybrid_nbs.envs.balls import Balls
+
+print("a user's module may print on import")
+
+
+class MyBalls(Balls):
+    "The balls, as a user's own module in their working folder."
+    name = "myballs"
+'''
+
+
+@pytest.mark.slow  # about 40 s: a smoke main job for one environment
+def test_reproduce_runs_the_experiments_of_your_own_env(tmp_path):
+    "Issue 38: `hnwm reproduce --env module:Class` from the module's folder: one command, named by the Env's name."
+    (tmp_path / "mysim.py").write_text(MYSIM)
+    env = {k: v for k, v in os.environ.items() if k not in ("HYBRID_NBS_ROOT", "PYTHONPATH")}
+    cmd = [HNWM, "reproduce", "--env", "mysim:MyBalls", "--profile", "smoke"]
+    r = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = tmp_path / "_out" / "smoke" / "myballs"
+    made = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file() and "_runs" not in p.parts}
+    assert {"tables/claims.md", "tables/pareto_myballs.md", "tables/hybrid_myballs_results.json",
+            "figures/pareto_myballs.png", "results/smoke/experiments/hybrid_myballs.ipynb"} <= made, sorted(made)
+    assert not any(":" in p for p in made), sorted(made)  # never the import path in a file name
+    claims = (out / "tables" / "claims.md").read_text()
+    assert "| myballs |" in claims and "| euler |" not in claims  # the ledger holds this environment's rows alone
+    again = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert again.returncode == 0 and "done: nothing ran" in again.stderr, again.stderr[-2000:]
+    (tmp_path / "mysim.py").write_text(MYSIM + "\n# edited\n")  # the user's code is the job's code: nothing is reused
+    edited = subprocess.run(cmd + ["--only", "ledger"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert edited.returncode == 0 and "done: nothing ran" not in edited.stderr, edited.stderr[-2000:]
+
+
+def test_reproduce_names_a_module_that_does_not_import(tmp_path):
+    (tmp_path / "broken.py").write_text("import no_such_package_here\n")
+    env = {k: v for k, v in os.environ.items() if k != "HYBRID_NBS_ROOT"}
+    r = subprocess.run([HNWM, "reproduce", "--env", "broken:Env", "--profile", "smoke"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0 and "'broken:Env'" in r.stderr and "no_such_package_here" in r.stderr, r.stderr[-2000:]
+    assert not (tmp_path / "_out").exists()  # refused before anything is written
