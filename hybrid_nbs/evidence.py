@@ -18,10 +18,11 @@ from .metrics_ci import percentile_interval
 from .paths import write_atomic
 
 # %% auto #0
-__all__ = ['METRICS', 'FLOORS', 'EQUIVALENCE_MARGIN', 'GATES', 'PROTOCOL_VERSION', 'cluster_resamples', 'cluster_weights',
-           'boot_stat', 'seed_draws', 'hier_mean', 'hier_boot', 'top_auroc', 'rank_corr', 'weighted_auroc',
-           'within_families', 'family_floor_scores', 'verdict', 'boot_p', 'holm', 'seed_metric', 'compare',
-           'deferred_error', 'top_share', 'gates_at', 'save_records', 'load_records', 'select']
+__all__ = ['METRICS', 'FLOORS', 'EQUIVALENCE_MARGIN', 'WEIGHTED', 'GATES', 'PROTOCOL_VERSION', 'cluster_resamples',
+           'cluster_weights', 'boot_stat', 'seed_draws', 'hier_mean', 'hier_boot', 'top_auroc', 'rank_corr',
+           'weighted_auroc', 'weighted_ranks', 'weighted_spearman', 'within_families', 'family_floor_scores', 'verdict',
+           'boot_p', 'holm', 'seed_metric', 'compare', 'deferred_error', 'top_share', 'gates_at', 'save_records',
+           'load_records', 'select']
 
 # %% ../nbs/09b_evidence.ipynb #4e00af99
 def _cluster_draws(clusters, n_boot: int, seed: int) -> tuple[np.ndarray, int, np.ndarray]:
@@ -135,6 +136,37 @@ def weighted_auroc(score: np.ndarray, error: np.ndarray,  # (n,) each
     label = top_fraction(error, q, weight).astype(np.float64)
     return np.asarray(rank_metrics(np.asarray(score, np.float64), label, weight)[0], np.float64).reshape(len(weight))
 
+
+def weighted_ranks(x: np.ndarray,  # (n,) values
+                   weight: np.ndarray,  # (B, n) row multiplicities
+                   ) -> np.ndarray:  # (B, n)
+    "Each row's average rank in every replicate where row i counts `weight[b, i]` times (tied values share their mean rank)."
+    order = np.argsort(x, kind="stable")
+    new = np.r_[True, x[order][1:] != x[order][:-1]]  # where a group of equal values starts, in sorted order
+    w = np.asarray(weight, np.float64)[:, order]
+    count = np.add.reduceat(w, np.flatnonzero(new), axis=1)  # (B, groups) copies of each group
+    rank = np.cumsum(count, axis=1) - count + (count + 1) / 2
+    out = np.empty(w.shape)
+    out[:, order] = rank[:, np.cumsum(new) - 1]
+    return out
+
+
+def weighted_spearman(score: np.ndarray, error: np.ndarray,  # (n,) each, finite
+                      weight: np.ndarray,  # (B, n) row multiplicities (one bootstrap replicate per row)
+                      ) -> np.ndarray:
+    "(B,) `rank_corr` of every weighted replicate at once: exactly the Spearman correlation of the rows repeated by their weights."
+    w = np.asarray(weight, np.float64)
+    total = w.sum(1)
+    centred = []
+    for v in (score, error):
+        r = weighted_ranks(np.asarray(v, np.float64), w)
+        centred.append(r - (w * r).sum(1, keepdims=True) / np.maximum(total, 1)[:, None])
+    rs, re = centred
+    den = np.sqrt((w * rs * rs).sum(1) * (w * re * re).sum(1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(den > 0, (w * rs * re).sum(1) / np.where(den > 0, den, 1), np.nan)
+    return np.where(total >= 3, r, np.nan)  # as `rank_corr`: fewer than 3 rows rank nothing
+
 # %% ../nbs/09b_evidence.ipynb #36b4d95e
 def within_families(metric: Callable[[np.ndarray, np.ndarray], float],  # metric(score, error)
                     score: np.ndarray, error: np.ndarray, families: np.ndarray,
@@ -228,16 +260,20 @@ def _spread(values) -> float:
     return float(v.std(ddof=1)) if len(v) > 1 else math.nan
 
 
-def _auroc_reps(score, error, weight, families=None, min_rows: int = 4) -> np.ndarray:
-    "(B,) weighted AUROC on the finite rows, pooled or as the mean over families with at least `min_rows` rows."
+WEIGHTED = {"auroc": weighted_auroc, "spearman": weighted_spearman}  # the metrics scored on all replicates in one pass
+
+
+def _weighted_reps(metric: str, score, error, weight, families=None, min_rows: int = 4) -> np.ndarray:
+    "(B,) weighted `metric` on the finite rows, pooled or as the mean over the families a replicate holds `min_rows` rows of."
     ok = np.isfinite(score) & np.isfinite(error)
     s, e, w = score[ok], error[ok], weight[:, ok]
     if families is None:
-        return weighted_auroc(s, e, w)
+        return WEIGHTED[metric](s, e, w)
     f = np.asarray(families)[ok]
-    vals = np.stack([weighted_auroc(s[f == k], e[f == k], w[:, f == k]) for k in np.unique(f) if (f == k).sum() >= min_rows]
-                    or [np.full(len(w), np.nan)])
-    return _mean_over(vals)
+    # a family counts where the replicate holds enough rows of it, copies included: as `within_families` on the resample
+    vals = [np.where(w[:, f == k].sum(1) >= min_rows, WEIGHTED[metric](s[f == k], e[f == k], w[:, f == k]), np.nan)
+            for k in np.unique(f)]
+    return _mean_over(np.stack(vals)) if vals else np.full(len(w), np.nan)
 
 
 def _mean_over(vals: np.ndarray) -> np.ndarray:
@@ -260,13 +296,13 @@ def compare(metric: str | Callable[[np.ndarray, np.ndarray], float],  # "auroc" 
     n_seeds = len(errors)
     if any(len(sc) != n_seeds for sc in scores):
         raise ValueError(f"every score needs one array per seed ({n_seeds}); got {[len(sc) for sc in scores]}")
-    if metric == "auroc":  # all replicates in one weighted pass: the same trajectory resamples as `cluster_resamples`
+    if isinstance(metric, str) and metric in WEIGHTED:  # all replicates in one weighted pass: the resamples of `cluster_resamples`
         w = cluster_weights(clusters, n_boot, seed)
         one = np.ones((1, len(clusters)))
-        per_seed = np.array([[_auroc_reps(np.asarray(s, float), np.asarray(e, float), one, families)[0]
+        per_seed = np.array([[_weighted_reps(metric, np.asarray(s, float), np.asarray(e, float), one, families)[0]
                               for s, e in zip(sc, errors)] for sc in scores])
         draws = seed_draws(n_seeds, n_boot, seed)
-        reps = np.stack([hier_mean(np.stack([_auroc_reps(np.asarray(s, float), np.asarray(e, float), w, families)
+        reps = np.stack([hier_mean(np.stack([_weighted_reps(metric, np.asarray(s, float), np.asarray(e, float), w, families)
                                              for s, e in zip(sc, errors)]), draws) for sc in scores], axis=1)
     else:
         fn = METRICS[metric] if isinstance(metric, str) else metric
