@@ -138,10 +138,10 @@ def _per_pair(model, u, prediction, target) -> dict:
 
 
 def _shared_key(name: str, model, d: SplitData, h: int) -> tuple:
-    "What a seed-free map depends on: the baseline, the horizon, the states and parameters, the network's normalisation."
+    "What a seed-free map depends on: the baseline, the horizon, the states and parameters, the network's normalisation (None: no network)."
     digest = hashlib.sha256(np.ascontiguousarray(d.states).tobytes())
     digest.update(repr(list(d.params)).encode())
-    for t in (model.state_norm.mean, model.state_norm.std):
+    for t in () if model is None else (model.state_norm.mean, model.state_norm.std):
         digest.update(t.detach().cpu().double().numpy().tobytes())
     return name, int(h), digest.hexdigest()
 
@@ -195,7 +195,12 @@ def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targ
                      **{f"score:{PHYSICS_PREFIX}{k}": np.asarray(v, np.float64)
                         for k, v in env.trivial_scores(d.states, d.params).items()})
             if solve_at == h:  # Mode 2 defers through `advance_many`: score exactly that path
-                solved, _ = env.advance_many(d.states, d.params, int(h))
+                key = _shared_key("solver", None, d, h) if shared is not None else None
+                if key not in (shared or {}):  # the solver's output is the same for every seed: solved once
+                    solved, _ = env.advance_many(d.states, d.params, int(h))
+                    if key is not None:
+                        shared[key] = solved
+                solved = shared[key] if key is not None else solved
                 b["solver_error"] = trajectory_error(model, solved, target)  # NaN where the solver refused
             for name, u in runs.items():
                 b.update({f"{k}:{name}": v for k, v in _per_pair(model, u, pred, target).items()})
@@ -328,7 +333,7 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
                  n_starts: int = 4,  # start frames per trajectory and horizon
                  limit: int | None = None,  # score only the first `limit` trajectories of each split
                  threads_n: int = 1,  # threads of the scoring (torch and numba); nothing here is timed
-                 shared: dict | None = None,  # one dict passed to every seed's evaluation: seed-free maps computed once
+                 shared: dict | None = None,  # one dict passed to every seed's evaluation: seed-free maps, solves and splits, once
                  save: bool = True) -> dict:  # write the records and the summary JSON beside the data
     "Score calib, test and OOD pairs (records per split) and run Mode 2 end to end, for one trained seed."
     prof = get_profile(profile)
@@ -340,7 +345,12 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
                starts={str(h): v for h, v in design["starts"].items()}, n={}, seconds_per_traj={}, records={})
     with threads(threads_n):
         for split in ("calib", *SCORED):
-            data = load_starts(env, prof, split, design, root, limit)
+            key = ("starts", split, repr(design), limit, str(store_path(env, prof, split, root)))
+            data = shared.get(key) if shared is not None else None
+            if data is None:  # read once for every seed: the stored trajectories do not depend on the network
+                data = load_starts(env, prof, split, design, root, limit)
+                if shared is not None:
+                    shared[key] = data
             d0 = data[0]
             dist = nearest_train_distance(model, d0.states, d0.vectors, train0.states, train0.vectors)
             rec, secs = score_split(env, model, data, design, None if split == "calib" else resources, distance=dist,

@@ -264,16 +264,17 @@ WEIGHTED = {"auroc": weighted_auroc, "spearman": weighted_spearman}  # the metri
 
 
 def _weighted_reps(metric: str, score, error, weight, families=None, min_rows: int = 4) -> np.ndarray:
-    "(B,) weighted `metric` on the finite rows, pooled or as the mean over the families a replicate holds `min_rows` rows of."
+    "(B,) weighted `metric` on the finite rows, pooled or as the mean over the families with at least `min_rows` rows."
     ok = np.isfinite(score) & np.isfinite(error)
     s, e, w = score[ok], error[ok], weight[:, ok]
     if families is None:
         return WEIGHTED[metric](s, e, w)
     f = np.asarray(families)[ok]
-    # a family counts where the replicate holds enough rows of it, copies included: as `within_families` on the resample
-    vals = [np.where(w[:, f == k].sum(1) >= min_rows, WEIGHTED[metric](s[f == k], e[f == k], w[:, f == k]), np.nan)
-            for k in np.unique(f)]
-    return _mean_over(np.stack(vals)) if vals else np.full(len(w), np.nan)
+    # the families of the estimate in every replicate: those with `min_rows` distinct rows (a resample's copies of a
+    # smaller family do not bring it in, so each replicate averages the same families as the number it brackets)
+    vals = np.stack([WEIGHTED[metric](s[f == k], e[f == k], w[:, f == k]) for k in np.unique(f) if (f == k).sum() >= min_rows]
+                    or [np.full(len(w), np.nan)])
+    return _mean_over(vals)
 
 
 def _mean_over(vals: np.ndarray) -> np.ndarray:
