@@ -310,3 +310,47 @@ def test_raw_tex_the_typesetting_left_is_caught(text):  # the defects the site s
 @pytest.mark.parametrize("text", ["plain prose, with numbers 0.5 and 1e-3", "costs $HYBRID_NBS_ROOT only", "a_b and x^2"])
 def test_prose_is_not_raw_tex(text):
     assert not docs_check.RAW_TEX.search(text)
+
+
+def _prose() -> dict[str, str]:
+    "The words a reader reads: every notebook's markdown cells, and the README."
+    out = {p.relative_to(ROOT).as_posix(): "\n".join("".join(c["source"]) for c in json.loads(p.read_text())["cells"]
+                                                     if c["cell_type"] == "markdown")
+           for p in sorted([*(ROOT / "nbs").glob("*.ipynb"), *(ROOT / "nbs" / "experiments").glob("*.ipynb")])}
+    return {**out, "README.md": (ROOT / "README.md").read_text()}
+
+
+def _dangling(text: str) -> list[str]:
+    "The notebooks, tables, figures, chapters, `hnwm` commands and `make` targets `text` names that do not exist."
+    import re
+    from hybrid_nbs.cli import COMMANDS
+    from hybrid_nbs.envs import ENV_NAMES
+    targets = set(re.findall(r"^([a-z][\w-]*):", (ROOT / "Makefile").read_text(), re.M))
+
+    def exists(ref: str, *where: Path) -> bool:  # a pattern over environments names at least one real file
+        names = [ref.replace(ph, e) for e in ENV_NAMES for ph in ("<env>", "{env}") if ph in ref] or [ref]
+        names = [n.replace("<profile>", "laptop") for n in names]
+        return any((w / n).exists() for w in where for n in names)
+
+    bad = []
+    for ref in re.findall(r"(?<![\w/<])(?:nbs/)?(experiments/[\w<>{}]+\.ipynb)", text):  # a notebook, or its copy per env
+        stem = re.sub(r"_(?:" + "|".join(ENV_NAMES) + r"|<env>|\{env\})\.ipynb$", ".ipynb", ref)
+        bad += [] if exists(ref, ROOT / "nbs") or exists(stem, ROOT / "nbs") else [ref]
+    for ref in re.findall(r"(?<![\w/])((?:tables|figures)/[\w<>{}-]+\.(?:md|json|csv|png))", text):
+        bad += [] if exists(ref, ROOT) else [ref]
+    bad += [f"hnwm {c}" for c in re.findall(r"`hnwm ([a-z][\w-]*)", text) if c not in COMMANDS]
+    bad += [f"make {t}" for t in re.findall(r"`make ([a-z][\w-]*)", text) if t not in targets]
+    bad += [c for c in re.findall(r"\]\((\d\d\w*\.ipynb)", text) if not (ROOT / "nbs" / c).exists()]
+    return bad
+
+
+def test_prose_names_only_what_exists():
+    "Issue 38: a chapter or the README that names a notebook, table, figure, command or target that is not there fails."
+    bad = {src: refs for src, t in _prose().items() if (refs := _dangling(t))}
+    assert not bad, bad
+
+
+@pytest.mark.parametrize("text", ["run `experiments/pareto.ipynb`", "see `tables/hybrid_euler_speed.md`",
+                                  "`hnwm benchmark solvers`", "`make docs-site`", "the [core chapter](00_kore.ipynb)"])
+def test_a_dangling_reference_is_caught(text):  # the defects issue 38 found, and their kind
+    assert _dangling(text), text
