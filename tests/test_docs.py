@@ -393,3 +393,12 @@ def test_output_defects_are_caught():
     shown = {"output_type": "display_data", "data": {"text/markdown": ["| a |\n|---|\n"], "text/plain": ["<Markdown>"]}}
     assert len(_output_defects({"cells": [{"outputs": [table, typed]}]})) == 2
     assert not _output_defects({"cells": [{"outputs": [shown]}]})  # a Markdown display is a table on the page
+
+
+def test_page_dom_reads_alt_texts_and_captions():
+    "Issue 40: a picture's alt text and its figure's caption are what the check counts."
+    page = ('<html><body><main><div class="quarto-figure"><figure><p><img src="data:image/png;base64,AAAA" alt="a curve">'
+            '</p><figcaption>The curve.</figcaption></figure></div><p><img src="x.png"></p></main>'
+            '<img src="logo.png" alt=""></body></html>')
+    dom = docs_check.PageDom(page)
+    assert dom.alts == ["a curve", ""] and dom.captions == 1  # the logo outside main is not a figure of the page
