@@ -21,6 +21,7 @@ API = {  # public name -> the module (under hybrid_nbs) that defines it
     "summarise": "metrics_ci", "bootstrap_ci": "metrics_ci",
     # Mode 1 / Mode 2 and the held-out evaluation
     "HybridSimulator": "hybrid", "load_split": "evaluate", "evaluate_env": "evaluate", "evaluate_main": "pipeline",
+    "trajectory_error": "units",
 }
 
 

@@ -17,10 +17,11 @@ from .data import open_store, read_meta, read_trajectory
 from .envs import check_same_env
 from .errormap import Uncertainty, step_doubling, uncertainty
 from .paths import store_path
+from .units import channel_norm, normalised
 
 # %% auto #0
-__all__ = ['check_batch', 'predict_raw', 'normalised', 'channel_norm', 'diverged', 'step_doubling_map', 'split_pairs',
-           'check_ensemble', 'ensemble_map', 'spatial_gradient', 'gradient_map', 'tta_map', 'richardson_map']
+__all__ = ['check_batch', 'predict_raw', 'diverged', 'step_doubling_map', 'split_pairs', 'check_ensemble', 'ensemble_map',
+           'spatial_gradient', 'gradient_map', 'tta_map', 'richardson_map']
 
 # %% ../nbs/08_baselines.ipynb #c006
 def check_batch(state_shape: Sequence[int],  # one state's shape
@@ -71,19 +72,6 @@ def predict_raw(model, states: np.ndarray, param_vectors: np.ndarray, horizon: f
             pb = torch.as_tensor(param_vectors[lo:lo + batch_size], dtype=torch.float32)
             out.append(model.state_norm.inverse(model(z, horizon, pb)).double().numpy())
     return np.concatenate(out)
-
-
-def normalised(model, raw: np.ndarray) -> np.ndarray:
-    "Raw states (B, *state_shape) in the model's per-channel normalised units."
-    mean, std = (v.detach().double().numpy() for v in (model.state_norm.mean, model.state_norm.std))
-    shape = [1] * raw.ndim
-    shape[1 if model.grid else -1] = -1
-    return (raw - mean.reshape(shape)) / std.reshape(shape)
-
-
-def channel_norm(d: np.ndarray, grid: bool) -> np.ndarray:
-    "Euclidean norm over channels: (B, C, ny, nx) -> (B, ny, nx), or (B, n, 9) -> (B, n)."
-    return np.sqrt((d ** 2).sum(axis=1 if grid else -1))
 
 
 def diverged(*arrays: np.ndarray, axis: int = 0) -> np.ndarray:

@@ -17,24 +17,24 @@ import torch
 from torch import nn
 from safetensors.torch import load_file, save_file
 
-from .baselines import (channel_norm, check_batch, diverged, ensemble_map, gradient_map, normalised, predict_raw,
-                                  richardson_map, step_doubling_map, tta_map)
+from .baselines import (check_batch, diverged, ensemble_map, gradient_map, predict_raw, richardson_map,
+                                  step_doubling_map, tta_map)
 from .core import Env, check_positive, check_split, make_rng, threads
 from .data import open_store, read_meta, read_trajectory
 from .paths import store_path
 from .dataset import sample_pairs
 from .errormap import Uncertainty, uncertainty
 from .envs import check_same_env, make_env
-from .hybrid import normalised_difference
 from .model import HorizonEmbedding, build_model, model_config_for
+from .units import cell_errors, channel_norm, normalised
 
 # %% auto #0
 __all__ = ['DIFFICULTIES', 'BASELINES', 'ErrorHead', 'error_head_for', 'training_rows', 'fit_error_head', 'error_head_map',
            'save_error_head', 'load_error_head', 'conformal_rank', 'conformal_quantile', 'fit_conformal',
-           'ConformalCalibration', 'cell_errors', 'calibrate_conformal', 'conformal_map', 'state_embedding',
-           'KnnConformal', 'calibrate_knn_conformal', 'knn_conformal_map', 'calib_folds', 'fit_weighted_conformal',
-           'WeightedConformal', 'calibrate_weighted_conformal', 'weighted_conformal_map', 'Baseline',
-           'baseline_applies', 'run_baseline', 'smoke_resources', 'smoke_check']
+           'ConformalCalibration', 'calibrate_conformal', 'conformal_map', 'state_embedding', 'KnnConformal',
+           'calibrate_knn_conformal', 'knn_conformal_map', 'calib_folds', 'fit_weighted_conformal', 'WeightedConformal',
+           'calibrate_weighted_conformal', 'weighted_conformal_map', 'Baseline', 'baseline_applies', 'run_baseline',
+           'smoke_resources', 'smoke_check']
 
 # %% ../nbs/08a_baselines_fit.ipynb #c008
 class ErrorHead(nn.Module):
@@ -278,13 +278,6 @@ class ConformalCalibration:
 DIFFICULTIES: dict[str, Callable] = {
     "step_doubling": lambda model, x, p, T, env: step_doubling_map(model, x, p, T),
     "gradient": lambda model, x, p, T, env: gradient_map(model, x, p, T, "output", env)}
-
-
-def cell_errors(model, prediction: np.ndarray, targets: np.ndarray) -> np.ndarray:
-    "The true per-cell (per-ball) error of raw `prediction` against raw `targets`, norm over channels, normalised units."
-    if prediction.shape != targets.shape:
-        raise ValueError(f"targets have shape {targets.shape}, predictions {prediction.shape}")
-    return channel_norm(normalised_difference(model, prediction, targets), model.grid)
 
 
 def _difficulty(name: str, model, states, param_vectors, horizon, env) -> Uncertainty:

@@ -20,19 +20,18 @@ from .data import check_solver, open_store, read_trajectory, stored_params
 from .envs import make_env
 from .paths import eval_path, store_path, write_atomic
 from .errormap import step_doubling
-from .baselines import normalised
 from .baselines_fit import (BASELINES, baseline_applies, calib_folds, calibrate_conformal, calibrate_knn_conformal,
-                                      calibrate_weighted_conformal, cell_errors, fit_error_head, run_baseline)
+                                      calibrate_weighted_conformal, fit_error_head, run_baseline)
 from .evidence import PROTOCOL_VERSION, save_records
-from .hybrid import HybridSimulator, quantile_threshold, normalised_difference, trajectory_error
+from .hybrid import HybridSimulator, quantile_threshold
 from .metrics import cell_auroc, cell_spearman, deferral
 from .model import extrapolating
+from .units import cell_errors, motion, normalised, relative_error, trajectory_error
 
 # %% auto #0
 __all__ = ['TRIVIAL', 'PHYSICS_PREFIX', 'SCORED', 'SplitData', 'load_split', 'true_error_map', 'eval_design',
-           'nearest_train_distance', 'relative_error', 'is_trivial', 'motion', 'score_split', 'mode2_sweep',
-           'load_starts', 'calib_rows', 'baseline_resources', 'records_path', 'design_for', 'model_digest',
-           'evaluate_env', 'mode2_markdown']
+           'nearest_train_distance', 'is_trivial', 'score_split', 'mode2_sweep', 'load_starts', 'calib_rows',
+           'baseline_resources', 'records_path', 'design_for', 'model_digest', 'evaluate_env', 'mode2_markdown']
 
 # %% ../nbs/10a_evaluate.ipynb #c005
 @dataclasses.dataclass
@@ -102,14 +101,6 @@ def nearest_train_distance(model, states: np.ndarray, vectors: np.ndarray,  # (N
     return nearest(z(states), z(train_states)), nearest(q(vectors), q(train_vectors))
 
 # %% ../nbs/10a_evaluate.ipynb #7efa7e8b
-def relative_error(model, prediction: np.ndarray, target: np.ndarray, start: np.ndarray) -> np.ndarray:
-    "(N,) scale-free error ||prediction - target|| / ||target - start|| (normalised units); NaN where nothing moved."
-    num = np.sqrt((normalised_difference(model, prediction, target) ** 2).reshape(len(target), -1).sum(1))
-    den = np.sqrt((normalised_difference(model, target, start) ** 2).reshape(len(target), -1).sum(1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 1e-12 * np.maximum(num, 1.0), num / den, np.nan)
-
-
 TRIVIAL = ("motion", "train_distance")  # label-free scores every ranking is compared with
 PHYSICS_PREFIX = "physics_"  # an environment's own label-free scores (`Env.trivial_scores`) are saved under this prefix
 
@@ -117,12 +108,6 @@ PHYSICS_PREFIX = "physics_"  # an environment's own label-free scores (`Env.triv
 def is_trivial(name: str) -> bool:
     "Whether the score `name` is a label-free trivial score (no map behind it), which every ranking must beat."
     return name in TRIVIAL or name.startswith(PHYSICS_PREFIX)
-
-
-def motion(model, prediction: np.ndarray, start: np.ndarray) -> np.ndarray:
-    "(N,) label-free score ||f(s, T) - s||: normalised RMS of how far the prediction moved from the start."
-    d = normalised_difference(model, prediction, start)
-    return np.sqrt((d ** 2).reshape(len(d), -1).mean(1))
 
 
 def _per_pair(model, u, prediction, target) -> dict:

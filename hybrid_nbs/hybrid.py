@@ -16,9 +16,10 @@ from .core import TRAJECTORY_ERRORS, Env, check_positive, real_array, reference_
 from .envs import check_same_env
 from .errormap import step_doubling
 from .model import extrapolating
+from .units import trajectory_error
 
 # %% auto #0
-__all__ = ['HybridResult', 'quantile_threshold', 'HybridSimulator', 'normalised_difference', 'trajectory_error']
+__all__ = ['HybridResult', 'quantile_threshold', 'HybridSimulator']
 
 # %% ../nbs/10_hybrid.ipynb #c006
 @dataclasses.dataclass
@@ -228,16 +229,3 @@ def _solve(env: Env, state: np.ndarray, params, horizon: int):
         return reference_advance(env, state, params, horizon), None
     except TRAJECTORY_ERRORS as e:  # a refusal, or a solver that gives up: this trajectory's failure alone
         return None, str(e)
-
-
-def normalised_difference(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
-    "`prediction - target` in the model's per-channel normalised units (each channel over its train std)."
-    std = model.state_norm.std.numpy().astype(np.float64)
-    shape = [1] * np.ndim(prediction); shape[1 if model.grid else -1] = len(std)
-    return (np.asarray(prediction, np.float64) - np.asarray(target, np.float64)) / std.reshape(shape)
-
-
-def trajectory_error(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
-    "Per-trajectory RMSE in the model's per-channel normalised units."
-    d = normalised_difference(model, prediction, target)
-    return np.sqrt((d ** 2).reshape(len(d), -1).mean(axis=1))

@@ -16,14 +16,14 @@ import numpy as np
 from .coarse import prolong
 from .core import Env, SolverSetting, check_positive, equal_error_cost, reference_advance, threads
 from .errormap import step_doubling
-from .evaluate import relative_error
-from .hybrid import HybridSimulator, trajectory_error
+from .hybrid import HybridSimulator
 from .metrics_ci import boot_indices, bootstrap_ci, errorbar_lengths, percentile_interval
+from .units import relative_l2, trajectory_error
 
 # %% auto #0
 __all__ = ['Timed', 'machine_load', 'time_interleaved', 'pareto_front', 'equal_accuracy_speedup', 'equal_cost_error_ratio',
-           'relative_l2', 'richardson_rows', 'accuracy_cost_plane', 'headline', 'point_summary', 'summarise_plane',
-           'plane_markdown', 'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown', 'plot_plane']
+           'richardson_rows', 'accuracy_cost_plane', 'headline', 'point_summary', 'summarise_plane', 'plane_markdown',
+           'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown', 'plot_plane']
 
 # %% ../nbs/10e_speed.ipynb #c40a97f5
 @dataclasses.dataclass
@@ -114,11 +114,6 @@ def equal_cost_error_ratio(cost: np.ndarray, error: np.ndarray, err: float, own_
     return float(err / error[ok].min()) if error[ok].min() > 0 else math.inf, "="
 
 # %% ../nbs/10e_speed.ipynb #c8f41410
-def relative_l2(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
-    "(N,) ||prediction - target|| / ||target||, both in the model's per-channel normalised units (each over its std)."
-    return relative_error(model, prediction, target, np.zeros_like(target))  # the movement from a zero state
-
-
 class _SolverRun:
     "One solver setting over a whole split (`reference_advance`): per trajectory, the cumulative seconds to each horizon and the errors there."
     def __init__(self, env: Env, setting: SolverSetting, solver: Env, model, states, params, targets: Mapping[int, np.ndarray],
