@@ -61,6 +61,35 @@ def test_import_graph_has_no_cycle():
     assert "baselines" not in graph["train"] and "card" not in graph["data"]  # the two cycles issue 10 removed
 
 
+# DESIGN.md's layers, bottom up: a module imports only modules of its own layer or of the layers below ("envs" stands for
+# the package envs/ and every module in it; "" is the package's __init__, its lazy public API)
+LAYERS = {
+    "contract": ("core", "paths", "conformance"),
+    "solvers": ("envs",),
+    "data": ("data", "card", "dataset", "coarse"),
+    "learning": ("model", "units", "checkpoint", "train", "lr_range", "model_cost"),
+    "uncertainty": ("errormap", "baselines", "baselines_fit"),
+    "evidence": ("metrics", "metrics_ci", "evidence"),
+    "operation": ("hybrid", "speed"),
+    "reporting": ("evaluate", "report", "claims", "dryrun"),
+    "entry": ("pipeline", "jobs", "publish", "lanes", "cli", ""),
+}
+# imports that go up a layer, each with why it stays
+UPWARD = {("paths", "envs"): "an import path `module:Class` names its folder by the class's name: resolved lazily, on use"}
+
+
+def test_modules_import_only_their_layer_and_below():
+    "Issue 39: the layering reads its rules from `LAYERS`; every module has a layer, and no import goes up one."
+    rank = {m: k for k, mods in enumerate(LAYERS.values()) for m in mods}
+    layer = lambda m: rank.get(m, rank.get(m.split(".")[0]))  # noqa: E731  envs.euler is in envs' layer
+    mods = _modules()
+    assert not [m for m in mods if layer(m) is None], "modules in no layer of LAYERS"
+    up = [f"{m} ({list(LAYERS)[layer(m)]}) imports {d} ({list(LAYERS)[layer(d)]})" for m, f in mods.items()
+          for d in sorted(_imports(m, f, mods)) if layer(d) > layer(m) and (m, d) not in UPWARD]
+    assert not up, up
+    assert all(layer(d) > layer(m) and d in _imports(m, mods[m], mods) for m, d in UPWARD), "a stale UPWARD entry"
+
+
 def test_no_environment_name_comparison_outside_envs():
     names = set(ENV_NAMES)
     found = []
