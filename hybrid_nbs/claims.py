@@ -13,9 +13,9 @@ from typing import Mapping, Sequence
 from .evidence import FLOORS, PROTOCOL_VERSION, holm
 
 # %% auto #0
-__all__ = ['PAPER_CLAIMS', 'VERDICTS', 'ALPHA', 'RULES', 'load_results', 'rules_markdown', 'resolvable', 'claim_horizons',
-           'claim_cells', 'claim_ranking', 'claim_baselines', 'claim_speed', 'claim_mode2', 'claim_coverage',
-           'claim_rows', 'claims_markdown']
+__all__ = ['PAPER_CLAIMS', 'VERDICTS', 'ALPHA', 'RULES', 'EVIDENCE_PAGE', 'load_results', 'rules_markdown', 'resolvable',
+           'claim_horizons', 'claim_cells', 'claim_ranking', 'claim_baselines', 'claim_speed', 'claim_mode2',
+           'claim_coverage', 'claim_rows', 'claims_markdown', 'verdict_table']
 
 # %% ../nbs/10d_claims.ipynb #a1309b84
 PAPER_CLAIMS = {  # the abstract's and headline table's claims, in our words, with the paper's numbers
@@ -347,3 +347,28 @@ def claims_markdown(rows: Sequence[dict], profile: str, commit: str | None = Non
         lines.append(f"| {r['claim']} | {r['text'] if first else ''} | {r['env']} | {r['point']} | {r['paper'] if first else ''} | "
                      f"{r['ours']} | {r['protocol']} | **{r['verdict']}** |")
     return head + "\n".join(lines) + "\n"
+
+# %% ../nbs/10d_claims.ipynb #c015
+EVIDENCE_PAGE = {"6": "hybrid_speed"}  # the experiment notebook behind a claim's verdicts (the others: the hybrid evaluation)
+
+
+def verdict_table(rows: Sequence[dict],  # `claim_rows` output
+                  link: str | None = "experiments/{page}_{env}.ipynb",  # each cell's link (None: no links)
+                  ) -> str:
+    "The tally of verdicts, then one row per claim with each environment's verdicts side by side, linked to their evidence."
+    envs = list(dict.fromkeys(r["env"] for r in rows))
+    grid, texts = {}, {}
+    for r in rows:
+        grid.setdefault((r["claim"], r["env"]), []).append(r["verdict"])
+        texts.setdefault(r["claim"], r["text"])
+
+    def cell(c: str, e: str) -> str:
+        if (c, e) not in grid:
+            return "-"
+        said = " / ".join(grid[c, e])
+        return f"[{said}]({link.format(page=EVIDENCE_PAGE.get(c, 'hybrid'), env=e)})" if link else said
+    tally = {v: sum(r["verdict"] == v for r in rows) for v in VERDICTS}
+    lines = [f"**Tally** ({len(rows)} verdicts): " + ", ".join(f"{v} {n}" for v, n in tally.items() if n) + ".", "",
+             "| # | claim | " + " | ".join(envs) + " |", "|---|---|" + "---|" * len(envs)]
+    lines += [f"| {c} | {t} | " + " | ".join(cell(c, e) for e in envs) + " |" for c, t in texts.items()]
+    return "\n".join(lines) + "\n"
