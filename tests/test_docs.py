@@ -6,6 +6,7 @@ of the package; they import one another by name, so `tools/` goes on `sys.path` 
 """
 import itertools
 import json
+import re
 import shutil
 import sys
 from pathlib import Path, PurePosixPath
@@ -63,7 +64,8 @@ def test_every_page_renders(site):
     assert experiments and all(p["profile"] == "laptop" and p["outputs"].startswith("results/laptop/") for p in experiments)
     assert {"experiments/hybrid_euler.html", "experiments/hybrid_balls.html"} <= set(pages)  # one page per environment
     assert manifest["formulas"] > 50, "the chapters hold many formulas, and the build typesets them"
-    assert not any("katex" in f.read_text().lower() for f in site.rglob("*.html")), "a page still loads KaTeX"
+    loads = re.compile(r"<(?:link|script)\b[^>]*katex", re.I)  # a tag that fetches it (inline base64 can spell "katex")
+    assert not any(loads.search(f.read_text()) for f in site.rglob("*.html")), "a page still loads KaTeX"
 
 
 @pytest.mark.docs
@@ -238,7 +240,7 @@ def test_a_tiny_site_end_to_end(tmp_path):
         _cell("markdown", "# tiny\n\n> A page with a figure."),
         _cell("markdown", "A link to [the home page](index.ipynb)."),
         _cell("code", "#| hide\nimport matplotlib.pyplot as plt"),
-        _cell("code", "plt.plot([0, 1], [1, 0]);"),
+        _cell("code", "#| fig-cap: A falling line.\n#| fig-alt: A straight line from (0, 1) down to (1, 0).\nplt.plot([0, 1], [1, 0]);"),
         _cell("code", "#| slow\nprint('slow ' + 'cell ran')")]}))
     built = docs.build_docs(proj, quiet=True)
     man = json.loads((built / docs.MANIFEST).read_text())
@@ -246,6 +248,11 @@ def test_a_tiny_site_end_to_end(tmp_path):
     assert "slow cell ran" not in (built / "index.html").read_text()
     if _chromium() is not None:
         assert docs_check.check_docs(built)["pages"]["index.html"]["images"] >= 1
+        page = (built / "index.html").read_text()
+        (built / "index.html").write_text(page.replace(' alt="A straight line', ' title="A straight line', 1))
+        with pytest.raises(docs_check.DocsCheckError, match="picture 1 has no alt text"):  # the rule, on its defect
+            docs_check.check_docs(built)
+        (built / "index.html").write_text(page)
         (built / "index.html").write_text((built / "index.html").read_text().replace('href="index.html"', 'href="gone.html"', 1))
         with pytest.raises(docs_check.DocsCheckError, match="broken local link 'gone.html'"):
             docs_check.check_docs(built)
@@ -322,7 +329,6 @@ def _prose() -> dict[str, str]:
 
 def _dangling(text: str) -> list[str]:
     "The notebooks, tables, figures, chapters, `hnwm` commands and `make` targets `text` names that do not exist."
-    import re
     from hybrid_nbs.cli import COMMANDS
     from hybrid_nbs.envs import ENV_NAMES
     targets = set(re.findall(r"^([a-z][\w-]*):", (ROOT / "Makefile").read_text(), re.M))
@@ -363,7 +369,6 @@ AWAITING_RERUN = {f"results/laptop/experiments/{n}.ipynb": "make study"
 
 def _output_defects(nb: dict) -> list[str]:
     "What a reader should not meet in a notebook's outputs: numbers printed with their NumPy type, tables printed as text."
-    import re
     pipe = re.compile(r"^\s*\|.*\|\s*\n\s*\|(?:\s*:?-{3,}:?\s*\|)+", re.M)
     bad = []
     for i, c in enumerate(nb["cells"]):
