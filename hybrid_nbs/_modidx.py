@@ -566,6 +566,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                      'hybrid_nbs.errormap.uncertainty': ('errormap.html#uncertainty', 'hybrid_nbs/errormap.py')},
             'hybrid_nbs.evaluate': { 'hybrid_nbs.evaluate.SplitData': ('evaluate.html#splitdata', 'hybrid_nbs/evaluate.py'),
                                      'hybrid_nbs.evaluate._ci': ('evaluate.html#_ci', 'hybrid_nbs/evaluate.py'),
+                                     'hybrid_nbs.evaluate._once': ('evaluate.html#_once', 'hybrid_nbs/evaluate.py'),
                                      'hybrid_nbs.evaluate._per_pair': ('evaluate.html#_per_pair', 'hybrid_nbs/evaluate.py'),
                                      'hybrid_nbs.evaluate._ranked': ('evaluate.html#_ranked', 'hybrid_nbs/evaluate.py'),
                                      'hybrid_nbs.evaluate._rows_at': ('evaluate.html#_rows_at', 'hybrid_nbs/evaluate.py'),

@@ -122,6 +122,16 @@ def _per_pair(model, u, prediction, target) -> dict:
     return dict(score=_ranked(u.score_mean), top=_ranked(u.score_top), cell_auroc=auc, cell_spearman=rho)
 
 
+def _once(shared: dict | None, key, make):
+    "`make()`, kept in `shared` under `key()` for the next seed's evaluation (no `shared`: made each time)."
+    if shared is None:
+        return make()
+    k = key()
+    if k not in shared:
+        shared[k] = make()
+    return shared[k]
+
+
 def _shared_key(name: str, model, d: SplitData, h: int) -> tuple:
     "What a seed-free map depends on: the baseline, the horizon, the states and parameters, the network's normalisation (None: no network)."
     digest = hashlib.sha256(np.ascontiguousarray(d.states).tobytes())
@@ -180,12 +190,9 @@ def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targ
                      **{f"score:{PHYSICS_PREFIX}{k}": np.asarray(v, np.float64)
                         for k, v in env.trivial_scores(d.states, d.params).items()})
             if solve_at == h:  # Mode 2 defers through `advance_many`: score exactly that path
-                key = _shared_key("solver", None, d, h) if shared is not None else None
-                if key not in (shared or {}):  # the solver's output is the same for every seed: solved once
-                    solved, _ = env.advance_many(d.states, d.params, int(h))
-                    if key is not None:
-                        shared[key] = solved
-                solved = shared[key] if key is not None else solved
+                # the solver's output is the same for every seed: solved once
+                solved = _once(shared, lambda: _shared_key("solver", None, d, h),
+                               lambda: env.advance_many(d.states, d.params, int(h))[0])
                 b["solver_error"] = trajectory_error(model, solved, target)  # NaN where the solver refused
             for name, u in runs.items():
                 b.update({f"{k}:{name}": v for k, v in _per_pair(model, u, pred, target).items()})
@@ -330,12 +337,9 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
                starts={str(h): v for h, v in design["starts"].items()}, n={}, seconds_per_traj={}, records={})
     with threads(threads_n):
         for split in ("calib", *SCORED):
-            key = ("starts", split, repr(design), limit, str(store_path(env, prof, split, root)))
-            data = shared.get(key) if shared is not None else None
-            if data is None:  # read once for every seed: the stored trajectories do not depend on the network
-                data = load_starts(env, prof, split, design, root, limit)
-                if shared is not None:
-                    shared[key] = data
+            # read once for every seed: the stored trajectories do not depend on the network
+            data = _once(shared, lambda: ("starts", split, repr(design), limit, str(store_path(env, prof, split, root))),
+                         lambda: load_starts(env, prof, split, design, root, limit))
             d0 = data[0]
             dist = nearest_train_distance(model, d0.states, d0.vectors, train0.states, train0.vectors)
             rec, secs = score_split(env, model, data, design, None if split == "calib" else resources, distance=dist,
