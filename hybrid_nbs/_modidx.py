@@ -797,6 +797,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'hybrid_nbs.paths.norm_path': ('paths.html#norm_path', 'hybrid_nbs/paths.py'),
                                   'hybrid_nbs.paths.project_root': ('paths.html#project_root', 'hybrid_nbs/paths.py'),
                                   'hybrid_nbs.paths.runs_dir': ('paths.html#runs_dir', 'hybrid_nbs/paths.py'),
+                                  'hybrid_nbs.paths.slug': ('paths.html#slug', 'hybrid_nbs/paths.py'),
                                   'hybrid_nbs.paths.store_path': ('paths.html#store_path', 'hybrid_nbs/paths.py'),
                                   'hybrid_nbs.paths.tables_dir': ('paths.html#tables_dir', 'hybrid_nbs/paths.py'),
                                   'hybrid_nbs.paths.write_atomic': ('paths.html#write_atomic', 'hybrid_nbs/paths.py')},

@@ -15,7 +15,7 @@ import numpy as np
 
 from .core import IN_DISTRIBUTION, SPLITS, Env, Profile, get_profile
 from .data import store_bytes, open_store, read_trajectory
-from .envs import REGISTRY, env_path
+from .envs import REGISTRY, env_class, env_path
 from .paths import card_path, data_root, env_name, norm_path, store_path, write_atomic
 
 # %% auto #0
@@ -231,7 +231,10 @@ def write_card(env: str | Env, profile: str | Profile, root: str | Path | None =
     stats = {s: field_stats(p) for s, p in paths.items()}
     norm_stats(env, profile, root, stats=stats["train"])
     plot_trajectories(paths["train"], folder / "card.png")
+    raw = env.name if not isinstance(env, str) else env_class(env).name if ":" in env else env
     md = [f"# Dataset card: {name} ({a['profile']} profile)", "",
+          *([f"**Name.** The environment calls itself `{raw}`; every folder and file of it is named `{name}`.", ""]
+            if raw != name else []),
           f"**What.** Trajectories of the `{a['env_class']}` reference solver; state shape {tuple(a['state_shape'])} "
           f"with channels {', '.join(a['channel_names'])}; {frames}; frames {a['frame_dt']} time units apart.", "",
           f"**How.** Trajectory i of split s uses the generator `{a['rng']}` with seed {a['seed']}: parameters from "

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .evidence import FLOORS, PROTOCOL_VERSION, holm
+from .paths import env_name
 
 # %% auto #0
 __all__ = ['PAPER_CLAIMS', 'VERDICTS', 'ALPHA', 'RULES', 'EVIDENCE_PAGE', 'load_results', 'rules_markdown', 'resolvable',
@@ -34,11 +35,12 @@ PAPER_CLAIMS = {  # the abstract's and headline table's claims, in our words, wi
 }
 
 
-def load_results(folder: str | Path, envs: Sequence[str]) -> dict[str, dict]:
+def load_results(folder: str | Path, envs: Sequence) -> dict[str, dict]:
     "Each environment's saved `hybrid_<env>_results.json` (refusing missing files and other protocols), with its `pareto_<env>.json` as `speed`."
     out = {}
-    for e in envs:
-        p = Path(folder) / f"hybrid_{e}_results.json"
+    for env in envs:  # registered names, or Envs (whose files carry their name's slug)
+        e, stem = (env if isinstance(env, str) else env.name), env_name(env)
+        p = Path(folder) / f"hybrid_{stem}_results.json"
         if not p.is_file():
             raise ValueError(f"no results for {e} at {p}; run the hybrid notebook for it (`hnwm reproduce --only hybrid`)")
         r = json.loads(p.read_text())
@@ -49,7 +51,7 @@ def load_results(folder: str | Path, envs: Sequence[str]) -> dict[str, dict]:
         if not nets or None in nets.values() or len(set(nets.values())) != len(nets):
             raise ValueError(f"{p} does not name one distinct network per seed ({nets}): its seeds' rows may be of "
                              "other checkpoints; rerun the hybrid notebook")
-        speed = Path(folder) / f"pareto_{e}.json"  # the accuracy-cost plane; without it claim 6 says so
+        speed = Path(folder) / f"pareto_{stem}.json"  # the accuracy-cost plane; without it claim 6 says so
         r["speed"] = json.loads(speed.read_text()) if speed.is_file() else None
         out[e] = r
     return out

@@ -12,8 +12,8 @@ from pathlib import Path
 from .core import Env, Profile, check_positive, check_split, get_profile
 
 # %% auto #0
-__all__ = ['ROOT_ENV_VAR', 'project_root', 'checkout_root', 'figures_dir', 'tables_dir', 'runs_dir', 'data_root', 'env_name',
-           'env_dir', 'store_path', 'norm_path', 'card_path', 'ckpt_dir', 'eval_path', 'write_atomic']
+__all__ = ['ROOT_ENV_VAR', 'project_root', 'checkout_root', 'figures_dir', 'tables_dir', 'runs_dir', 'data_root', 'slug',
+           'env_name', 'env_dir', 'store_path', 'norm_path', 'card_path', 'ckpt_dir', 'eval_path', 'write_atomic']
 
 # %% ../nbs/00b_paths.ipynb #5470a7fa
 ROOT_ENV_VAR = "HYBRID_NBS_ROOT"
@@ -75,12 +75,21 @@ def data_root(root: str | Path | None = None) -> Path:
     return path
 
 
+def slug(name: str) -> str:
+    "`name` as a plain folder name: each run of characters other than letters, digits, '_', '.' and '-' becomes one '-'."
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", name).strip("-._")
+
+
 def env_name(env: str | Env | type) -> str:
-    "The folder name of `env` (an `Env`, its class, its name or its import path), checked to be a plain file name."
+    "The folder name of `env`: an `Env`'s (or its class's) `name` as a `slug`; a name or import path given as text, checked."
     if isinstance(env, str) and ":" in env:
         from hybrid_nbs.envs import env_class  # an import path names the class; its `name` is the folder
         env = env_class(env)
-    name = env if isinstance(env, str) else getattr(env, "name", None)
+    if isinstance(env, str):  # typed by a person: refused, not silently changed, when it is no folder name
+        name = env
+    else:  # an Env's own name, which may hold spaces or colons: every artefact is named after its slug
+        raw = getattr(env, "name", None)
+        name = slug(raw) if isinstance(raw, str) else raw
     if not isinstance(name, str) or not _NAME.match(name):
         raise ValueError(f"an environment name must be a plain folder name (letters, digits, '_', '.', '-'), got {name!r}")
     return name
