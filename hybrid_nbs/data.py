@@ -24,7 +24,7 @@ import zarr
 from .core import (PROFILES, SPLITS, STORE_DTYPE, Env, Profile, check_split, exclusive, get_profile, make_rng, rollout,
                              set_threads, threads)
 from .envs import REGISTRY, config_changes, env_path, validate_env
-from .paths import data_root, store_path
+from .paths import data_root, slug, store_path
 
 # %% auto #0
 __all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'CODECS', 'META_CODECS', 'CONNECT_SECONDS', 'solver_hash', 'frame_sha',
@@ -155,7 +155,8 @@ def _misplaced(path: Path, attrs) -> str:
     named = dict(split=path.stem, env=path.parent.name, profile=path.parent.parent.name)
     if path.suffix != ".zarr" or named["split"] not in SPLITS or named["profile"] not in PROFILES:
         return ""  # a store outside the data layout names nothing to compare with
-    return "; ".join(f"{k}: recorded {attrs.get(k)!r}, path says {v!r}" for k, v in named.items() if attrs.get(k) != v)
+    recorded = dict(attrs, env=slug(str(attrs.get("env"))))  # an Env's folder is its name's slug
+    return "; ".join(f"{k}: recorded {attrs.get(k)!r}, path says {v!r}" for k, v in named.items() if recorded.get(k) != v)
 
 
 def open_store(path: str | Path, mode: str = "r",
