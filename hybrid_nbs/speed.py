@@ -21,9 +21,10 @@ from .metrics_ci import boot_indices, bootstrap_ci, errorbar_lengths, percentile
 from .units import relative_l2, trajectory_error
 
 # %% auto #0
-__all__ = ['Timed', 'machine_load', 'time_interleaved', 'pareto_front', 'equal_accuracy_speedup', 'equal_cost_error_ratio',
-           'richardson_rows', 'accuracy_cost_plane', 'headline', 'point_summary', 'summarise_plane', 'plane_markdown',
-           'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown', 'plot_plane']
+__all__ = ['HUGE', 'Timed', 'machine_load', 'time_interleaved', 'pareto_front', 'equal_accuracy_speedup',
+           'equal_cost_error_ratio', 'richardson_rows', 'accuracy_cost_plane', 'headline', 'point_summary',
+           'summarise_plane', 'plane_markdown', 'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown',
+           'plot_plane']
 
 # %% ../nbs/10e_speed.ipynb #c40a97f5
 @dataclasses.dataclass
@@ -378,9 +379,14 @@ def _ci(v, fmt: str = "{:.3g}") -> str:
     return fmt.format(est) + (f" [{fmt.format(lo)}, {fmt.format(hi)}]" if math.isfinite(lo) else "")
 
 
+HUGE = 1e3  # a ratio above it is written "> 1000x": its digits would say more than two timings that far apart can
+
+
 def _x(v, kind: str) -> str:
     sign = {"=": "", "<=": "<= ", ">=": ">= "}.get(kind)
-    return f"n/a ({kind})" if sign is None or not math.isfinite(v[0]) else sign + _ci(v, "{:.2f}") + "x"
+    if sign is None or not math.isfinite(v[0]):
+        return f"n/a ({kind})"
+    return f"> {HUGE:.0f}x" if v[0] > HUGE and sign != "<= " else sign + _ci(v) + "x"
 
 
 def plane_markdown(summary: dict, h: int | None = None) -> str:
@@ -406,12 +412,19 @@ def plane_markdown(summary: dict, h: int | None = None) -> str:
 
 def headline_markdown(summary: dict) -> str:
     "Per horizon and surrogate row: its error, the equal-accuracy speedup, the equal-cost error ratio and the raw speedup."
-    lines = ["| method | h | error (nRMSE) | equal-accuracy speedup | equal-cost error ratio | raw speedup vs reference | "
-             "solver front (cheap to dear) |", "|---|---|---|---|---|---|---|"]
+    fronts = {" < ".join(r["front"]) for r in summary["headlines"]}
+    one_front = len(fronts) == 1  # then said once, under the table, not in every row
+    lines = ["| method | h | error (nRMSE) | equal-accuracy speedup | equal-cost error ratio | raw speedup vs reference |"
+             + ("" if one_front else " solver front (cheap to dear) |"), "|---|---|---|---|---|---|" + ("" if one_front else "---|")]
     for r in summary["headlines"]:
         ratio = "n/a (no setting as cheap)" if r["ratio_kind"] != "=" else _ci(r["ratio"], "{:.3g}")
         lines.append(f"| {r['method']} | {r['h']} | {r['error']:.3g} | {_x(r['speedup'], r['speedup_kind'])} | {ratio} | "
-                     f"{_x(r['raw_speedup'], '=')} | {' < '.join(r['front'])} |")
+                     f"{_x(r['raw_speedup'], '=')} |" + ("" if one_front else f" {' < '.join(r['front'])} |"))
+    if one_front and fronts:
+        lines += ["", f"The solver front (cheap to dear) of every row: {fronts.pop()}."]
+    if any(max(r["speedup"][0], r["raw_speedup"][0]) > HUGE for r in summary["headlines"]):
+        lines += ["", f"> {HUGE:.0f}x: more than a thousandfold, written without digits that two timings so far apart "
+                      "cannot support."]
     return "\n".join(lines) + "\n"
 
 
