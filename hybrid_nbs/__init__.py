@@ -8,8 +8,8 @@ __all__ = ['API']
 # %% ../nbs/00a_api.ipynb #46193aae
 API = {  # public name -> the module (under hybrid_nbs) that defines it
     # the contract, profiles and environments
-    "Env": "core", "PROFILES": "core", "get_profile": "core", "make_rng": "core", "set_threads": "core",
-    "check_env": "conformance", "Symmetry": "core", "make_env": "envs", "env_class": "envs", "ENV_NAMES": "envs",
+    "Env": "env", "PROFILES": "core", "get_profile": "core", "make_rng": "core", "set_threads": "core",
+    "check_env": "conformance", "Symmetry": "env", "make_env": "envs", "env_class": "envs", "ENV_NAMES": "envs",
     # data, model, training
     "data_main": "pipeline", "build_dataset": "data", "open_store": "data", "PairDataset": "dataset",
     "Surrogate": "model", "build_model": "model", "model_config_for": "model", "MODELS": "model",

@@ -12,7 +12,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .core import Env, Symmetry, check_positive, make_rng, real_array
+from .core import check_positive, make_rng, real_array
+from .env import Env, Symmetry
 from .data import open_store, read_meta, read_trajectory
 from .envs import check_same_env
 from .errormap import Uncertainty, step_doubling, uncertainty

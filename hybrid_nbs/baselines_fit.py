@@ -19,7 +19,8 @@ from safetensors.torch import load_file, save_file
 
 from .baselines import (check_batch, diverged, ensemble_map, gradient_map, predict_raw, richardson_map,
                                   step_doubling_map, tta_map)
-from .core import Env, check_positive, check_split, make_rng, threads
+from .core import check_positive, check_split, make_rng, threads
+from .env import Env
 from .data import open_store, read_meta, read_trajectory
 from .paths import store_path
 from .dataset import sample_pairs

@@ -16,7 +16,8 @@ from pathlib import Path
 import torch
 from safetensors.torch import load as st_load, save as st_save
 
-from .core import Env, exclusive
+from .core import exclusive
+from .env import Env
 from .envs import check_same_env, make_env
 from .model import Surrogate, SurrogateConfig
 

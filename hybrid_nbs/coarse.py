@@ -14,7 +14,8 @@ from typing import Sequence
 import numpy as np
 import zarr
 
-from .core import STORE_DTYPE, Env, check_positive, exclusive, get_profile, threads
+from .core import check_positive, exclusive, get_profile, threads
+from .env import STORE_DTYPE, Env
 from .data import (CODECS, META_CODECS, content_digest, dask_client, frame_sha, open_store, read_trajectory,
                              run_tasks, solver_hash, stored_params)
 from .envs import env_identity, make_env

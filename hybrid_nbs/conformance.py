@@ -9,7 +9,8 @@ import dataclasses
 
 import numpy as np
 
-from .core import LAYOUTS, SPLITS, STORE_DTYPE, Env, advance_many, check_positive, make_rng, rollout
+from .core import SPLITS, check_positive, make_rng
+from .env import LAYOUTS, Env, rollout
 
 # %% auto #0
 __all__ = ['symmetry_errors', 'check_env']
@@ -68,7 +69,7 @@ def check_env(env: Env, seed: int = 0, n_frames: int = 3, rtol: float = 1e-12,
     traj = env.rollout(s0, p, a + b)
     assert traj.shape == (a + b + 1, *shape), f"rollout: shape {traj.shape}"
     assert np.array_equal(traj, rollout(env, s0, p, a + b)), \
-        "rollout is not the reference solution (advance one frame, round it to STORE_DTYPE, repeat: core.rollout)"
+        "rollout is not the reference solution (advance one frame, round it to STORE_DTYPE, repeat: env.rollout)"
     rounding_err = float(np.abs(traj[-1] - whole).max() / scale)  # float32 rounding, grown over a + b frames
     assert rounding_err <= 1e-4, f"rollout is {rounding_err:.2e} (relative) from advance: more than float32 rounding"
     again, why = env.advance_many(traj[a][None], [p], b)  # Mode 2's path from a stored frame

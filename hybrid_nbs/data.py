@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import zarr
 
-from .core import (PROFILES, SPLITS, STORE_DTYPE, Env, Profile, check_split, exclusive, get_profile, make_rng, rollout,
-                             set_threads, threads)
+from .core import PROFILES, SPLITS, Profile, check_split, exclusive, get_profile, make_rng, set_threads, threads
+from .env import STORE_DTYPE, Env, rollout
 from .envs import REGISTRY, config_changes, env_path, validate_env
 from .paths import data_root, slug, store_path
 

@@ -15,7 +15,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .core import Env, check_positive, check_split, get_profile, threads
+from .core import check_positive, check_split, get_profile, threads
+from .env import Env
 from .data import check_solver, open_store, read_trajectory, stored_params
 from .envs import make_env
 from .paths import eval_path, store_path, write_atomic

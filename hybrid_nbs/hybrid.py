@@ -12,7 +12,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from .core import TRAJECTORY_ERRORS, Env, check_positive, real_array, reference_advance
+from .core import check_positive, real_array
+from .env import TRAJECTORY_ERRORS, Env, reference_advance
 from .envs import check_same_env
 from .errormap import step_doubling
 from .model import extrapolating

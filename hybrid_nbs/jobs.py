@@ -14,7 +14,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Sequence
 
-from .core import LAYOUTS, get_profile
+from .core import get_profile
+from .env import LAYOUTS
 from .envs import ENV_NAMES, make_env
 from .paths import card_path, checkout_root, ckpt_dir, env_name
 

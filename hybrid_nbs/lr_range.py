@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .core import Env, get_profile, make_rng, set_threads
+from .core import get_profile, make_rng, set_threads
+from .env import Env
 from .envs import validate_env
 from .paths import store_path
 from .train import (PairLoss, PairSource, TrainConfig, store_witness, augmenter, epoch_pairs, fresh_model, resolve_arch,
@@ -116,7 +117,7 @@ def lr_range_test(env: str | Env,  # registered name, import path, or an `Env` i
     losses, best, diverged, spent = [], math.inf, None, 0.0
     for k, batch in enumerate(src.batches(pairs, cfg.batch_size)):
         t = time.perf_counter()
-        train_step(model, loss_mod, opt, batch, cfg, float(sweep[k]))
+        train_step(model, loss_mod, opt, batch, cfg, float(sweep[k]), augment, gen)  # the steps training takes, augmented alike
         spent += (time.perf_counter() - t) if k else 0.0  # the first step pays for allocation: throughput is timed after it
         loss = probe()
         losses.append(loss)

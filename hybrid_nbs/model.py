@@ -16,7 +16,8 @@ import torch.nn.functional as F
 from torch import nn
 
 from .coarse import CoarseSolve
-from .core import Env, get_profile, real_array
+from .core import get_profile, real_array
+from .env import Env
 from .envs import env_identity, make_env
 
 # %% auto #0

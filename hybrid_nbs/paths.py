@@ -9,7 +9,8 @@ import os
 import re
 from pathlib import Path
 
-from .core import Env, Profile, check_positive, check_split, get_profile
+from .core import Profile, check_positive, check_split, get_profile
+from .env import Env
 
 # %% auto #0
 __all__ = ['ROOT_ENV_VAR', 'project_root', 'checkout_root', 'figures_dir', 'tables_dir', 'runs_dir', 'data_root', 'slug',

@@ -12,7 +12,8 @@ from typing import Sequence
 from .baselines import check_ensemble
 from .card import write_card
 from .checkpoint import load_model
-from .core import Env, check_positive, exclusive, get_profile
+from .core import check_positive, exclusive, get_profile
+from .env import Env
 from .data import build_dataset, check_sizes, check_solver, content_digest, dask_client, open_store
 from .envs import expand_envs, validate_env
 from .evaluate import evaluate_env

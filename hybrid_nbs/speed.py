@@ -14,7 +14,8 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from .coarse import prolong
-from .core import Env, SolverSetting, check_positive, equal_error_cost, reference_advance, threads
+from .core import check_positive, equal_error_cost, threads
+from .env import Env, SolverSetting, reference_advance
 from .errormap import step_doubling
 from .hybrid import HybridSimulator
 from .metrics_ci import boot_indices, bootstrap_ci, errorbar_lengths, percentile_interval

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import math
 import os
@@ -24,7 +23,8 @@ from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, recover_checkpoint, restore_best, save_checkpoint
 from .coarse import (CoarseSolve, build_coarse_cache, cache_starts, coarse_cache_path, open_coarse_cache,
                                prolong)
-from .core import Env, exclusive, get_profile, make_rng, set_threads
+from .core import exclusive, get_profile, make_rng, set_threads
+from .env import Env
 from .conformance import symmetry_errors
 from .data import check_solver, content_digest, open_store, read_meta, read_trajectory, stored_params
 from .dataset import PairDataset, horizon_ladder, sample_pairs

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from hybrid_nbs.baselines import check_batch, predict_raw, step_doubling_map
-from hybrid_nbs.core import make_rng, reference_advance
+from hybrid_nbs.core import make_rng
+from hybrid_nbs.env import reference_advance
 from hybrid_nbs.envs import make_env
 from hybrid_nbs.errormap import step_doubling
 from hybrid_nbs.hybrid import HybridSimulator, _solve

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from hybrid_nbs.core import SPLITS, make_rng, rollout
+from hybrid_nbs.core import SPLITS, make_rng
+from hybrid_nbs.env import rollout
 from hybrid_nbs.conformance import check_env
 from hybrid_nbs.envs.balls import FLOOR, IC_FAMILIES, PAIR, VX, VZ, Z, Balls, contact_time
 

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from hybrid_nbs.core import SPLITS, make_rng, reference_advance
+from hybrid_nbs.core import SPLITS, make_rng
+from hybrid_nbs.env import reference_advance
 from hybrid_nbs.envs.euler import ENERGY, RHO, Euler, riemann_state, RIEMANN_CONFIGS, to_primitive
 from hybrid_nbs.envs.euler_exact import riemann_cell_averages, shock_tube
 

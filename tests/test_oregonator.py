@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from hybrid_nbs.core import make_rng, reference_advance
+from hybrid_nbs.core import make_rng
+from hybrid_nbs.env import reference_advance
 from hybrid_nbs.envs.oregonator import Oregonator
 
 

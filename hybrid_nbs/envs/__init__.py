@@ -8,7 +8,8 @@ from __future__ import annotations
 import importlib
 import inspect
 
-from ..core import Env, Profile, get_profile
+from ..core import Profile, get_profile
+from ..env import Env
 from ..conformance import check_env
 
 # %% auto #0
@@ -43,7 +44,7 @@ def env_class(spec: str | type | Env) -> type[Env]:
     if isinstance(spec, str):
         cls = _import(REGISTRY.get(spec, spec))
     if not (inspect.isclass(cls) and issubclass(cls, Env)):
-        raise ValueError(f"environment {spec!r} names {cls!r}, which is not a subclass of hybrid_nbs.core.Env")
+        raise ValueError(f"environment {spec!r} names {cls!r}, which is not a subclass of hybrid_nbs.env.Env")
     if inspect.isabstract(cls):
         raise ValueError(f"environment {spec!r}: {cls.__name__} leaves abstract methods undefined: "
                          f"{sorted(cls.__abstractmethods__)}")

@@ -9,7 +9,8 @@ import dataclasses
 
 import numpy as np
 
-from ..core import IDENTITY, STORE_DTYPE, Env, Symmetry, check_array, check_positive, check_split
+from ..core import check_array, check_positive, check_split
+from ..env import IDENTITY, STORE_DTYPE, Env, Symmetry
 from .balls_events import HALF, INERTIA, LOG_COLS, MAX_EVENTS_PER_FRAME, VX, VY, VZ, WX, WY, WZ, X, Y, Z, integrate
 from .balls_events import CEILING, FLOOR, PAIR  # noqa: F401  the event kinds of `Balls.events`' log, named with it
 

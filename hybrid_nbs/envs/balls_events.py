@@ -302,7 +302,7 @@ def integrate(s, n_frames, frame_dt, r, e, g, beta, rough, frames, log, rounded=
             if events > MAX_EVENTS_PER_FRAME:
                 return -1
         count += events
-        if rounded:  # the frame as a store holds it, and where the next frame starts from (`core.rollout`)
+        if rounded:  # the frame as a store holds it, and where the next frame starts from (`env.rollout`)
             for i in range(n):
                 for k in range(s.shape[1]):
                     s[i, k] = np.float32(s[i, k])

@@ -11,7 +11,8 @@ import math
 
 import numpy as np
 
-from ..core import IN_DISTRIBUTION, STORE_DTYPE, Env, check_array, check_positive, check_split, SolverSetting, SurrogateDefaults, coarser_grid, dihedral_symmetries
+from ..core import IN_DISTRIBUTION, check_array, check_positive, check_split
+from ..env import STORE_DTYPE, Env, SolverSetting, SurrogateDefaults, coarser_grid, dihedral_symmetries
 from .euler_scheme import ENERGY, LIMITERS, MOM_X, MOM_Y, RHO, SCHEMES, Stepper, from_primitive, to_primitive
 
 # %% auto #0

@@ -12,8 +12,8 @@ from typing import ClassVar
 import numpy as np
 from numba import njit
 
-from ..core import (STORE_DTYPE, Env, check_array, check_positive, check_split, SolverSetting, SurrogateDefaults, coarser_grid, dihedral_symmetries,
-                             translation_symmetries)
+from ..core import check_positive, check_split
+from ..env import STORE_DTYPE, Env, SolverSetting, SurrogateDefaults, coarser_grid, dihedral_symmetries, translation_symmetries
 from .oregonator_scheme import IMEX_STABILITY, heat_kernel, imex_steps, strang_frames
 
 # %% auto #0
