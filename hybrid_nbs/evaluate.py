@@ -21,8 +21,9 @@ from .data import check_solver, open_store, read_trajectory, stored_params
 from .envs import make_env
 from .paths import eval_path, store_path, write_atomic
 from .errormap import step_doubling
-from .baselines_fit import (BASELINES, baseline_applies, calib_folds, calibrate_conformal, calibrate_knn_conformal,
-                                      calibrate_weighted_conformal, fit_error_head, run_baseline)
+from .baselines_fit import BASELINES, baseline_applies, run_baseline
+from .conformal import calib_folds, calibrate_conformal, calibrate_knn_conformal, calibrate_weighted_conformal
+from .error_head import fit_error_head
 from .evidence import PROTOCOL_VERSION, save_records
 from .hybrid import HybridSimulator, quantile_threshold
 from .metrics import cell_auroc, cell_spearman, deferral

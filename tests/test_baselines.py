@@ -9,13 +9,13 @@ import pytest
 from hybrid_nbs.baselines import (check_batch, ensemble_map, gradient_map, richardson_map, split_pairs,
                                   step_doubling_map, tta_map)
 from hybrid_nbs.pipeline import train_ensemble
-from hybrid_nbs.baselines_fit import (BASELINES, ConformalCalibration, KnnConformal, WeightedConformal,
-                                      baseline_applies, calib_folds, calibrate_conformal, calibrate_knn_conformal,
-                                      calibrate_weighted_conformal, conformal_map, conformal_quantile, conformal_rank,
-                                      error_head_for, error_head_map, fit_conformal, fit_error_head,
-                                      fit_weighted_conformal, knn_conformal_map, load_error_head, run_baseline,
-                                      save_error_head, smoke_check, smoke_resources, training_rows,
-                                      weighted_conformal_map)
+from hybrid_nbs.baselines_fit import BASELINES, baseline_applies, run_baseline, smoke_check, smoke_resources
+from hybrid_nbs.conformal import (ConformalCalibration, KnnConformal, WeightedConformal, calib_folds, calibrate_conformal,
+                                  calibrate_knn_conformal, calibrate_weighted_conformal, conformal_map,
+                                  conformal_quantile, conformal_rank, fit_conformal, fit_weighted_conformal,
+                                  knn_conformal_map, weighted_conformal_map)
+from hybrid_nbs.error_head import (error_head_for, error_head_map, fit_error_head, load_error_head, save_error_head,
+                                   training_rows)
 from hybrid_nbs.envs import make_env
 from hybrid_nbs.metrics import cell_spearman
 from hybrid_nbs.core import make_rng, set_threads

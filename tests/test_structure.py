@@ -68,7 +68,7 @@ LAYERS = {
     "solvers": ("envs",),
     "data": ("data", "card", "dataset", "coarse"),
     "learning": ("model", "units", "checkpoint", "train", "lr_range", "model_cost"),
-    "uncertainty": ("errormap", "baselines", "baselines_fit"),
+    "uncertainty": ("errormap", "baselines", "error_head", "conformal", "baselines_fit"),
     "evidence": ("metrics", "metrics_ci", "evidence"),
     "operation": ("hybrid", "speed"),
     "reporting": ("evaluate", "report", "claims", "dryrun"),
