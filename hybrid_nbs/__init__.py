@@ -14,7 +14,7 @@ API = {  # public name -> the module (under hybrid_nbs) that defines it
     "data_main": "pipeline", "build_dataset": "data", "open_store": "data", "PairDataset": "dataset",
     "Surrogate": "model", "build_model": "model", "model_config_for": "model", "MODELS": "model",
     "load_model": "checkpoint", "save_checkpoint": "checkpoint",
-    "TrainConfig": "train", "train_config_for": "train", "train_main": "pipeline", "ckpt_dir": "paths",
+    "TrainConfig": "train_config", "train_config_for": "train_config", "train_main": "pipeline", "ckpt_dir": "paths",
     "store_path": "paths", "train_ensemble": "pipeline", "load_ensemble": "pipeline",
     # the error map, its rivals and the metrics
     "step_doubling": "errormap", "Uncertainty": "errormap", "BASELINES": "baselines_fit", "run_baseline": "baselines_fit",

@@ -31,7 +31,9 @@ from .hybrid import HybridSimulator
 from .model import build_model, model_config_for, n_params
 from .model_cost import count_flops
 from .paths import data_root, project_root, store_path
-from .train import PairLoss, PairSource, TrainConfig, epoch_pairs, param_stats, train_config_for
+from .loss import PairLoss, param_stats
+from .pairs import PairSource, epoch_pairs
+from .train_config import TrainConfig, train_config_for
 
 # %% auto #0
 __all__ = ['GPU', 'DISK_GB', 'GB', 'free_resources', 'check_fits', 'split_bytes', 'saved_ratios', 'check_data_fits',

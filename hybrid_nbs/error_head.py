@@ -77,7 +77,8 @@ def error_head_for(model, width: int = 16, seed: int = 0) -> ErrorHead:
 # %% ../nbs/08a_error_head.ipynb #c012
 def training_rows(meta: dict, n_traj: int, n_frames: int) -> set:
     "The (trajectory, t0, horizon) rows every completed epoch of the run described by checkpoint `meta` trained on."
-    from hybrid_nbs.train import TrainConfig, epoch_pairs
+    from hybrid_nbs.pairs import epoch_pairs
+    from hybrid_nbs.train_config import TrainConfig
     try:
         cfg = TrainConfig.from_dict(meta["train_config"])
         n = int(meta["steps_per_epoch"]) * cfg.batch_size

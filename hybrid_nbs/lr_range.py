@@ -17,8 +17,10 @@ from .core import get_profile, make_rng, set_threads
 from .env import Env
 from .envs import validate_env
 from .paths import store_path
-from .train import (PairLoss, PairSource, TrainConfig, store_witness, augmenter, epoch_pairs, fresh_model, resolve_arch,
-                              train_config_for, train_step)
+from .loss import PairLoss
+from .pairs import PairSource, augmenter, epoch_pairs
+from .train import store_witness, fresh_model, resolve_arch, train_step
+from .train_config import TrainConfig, train_config_for
 
 # %% auto #0
 __all__ = ['smooth_centred', 'lr_at_min', 'RangeTest', 'lr_range_test']

@@ -18,7 +18,8 @@ from .data import build_dataset, check_sizes, check_solver, content_digest, dask
 from .envs import expand_envs, validate_env
 from .evaluate import evaluate_env
 from .paths import card_path, ckpt_dir, env_dir, eval_path, norm_path, store_path
-from .train import train, train_config_for
+from .train import train
+from .train_config import train_config_for
 
 # %% auto #0
 __all__ = ['resolve_envs', 'data_main', 'train_main', 'evaluate_main', 'load_ensemble', 'train_ensemble']

@@ -19,7 +19,8 @@ from hybrid_nbs.envs.oregonator import Oregonator, OregonatorParams
 from hybrid_nbs.errormap import step_doubling
 from hybrid_nbs.hybrid import HybridSimulator
 from hybrid_nbs.paths import ckpt_dir, store_path
-from hybrid_nbs.train import PairSource, train
+from hybrid_nbs.pairs import PairSource
+from hybrid_nbs.train import train
 from toys import smoke_root
 
 Q = dict(workers=0, progress=False)

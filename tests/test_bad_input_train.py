@@ -16,7 +16,8 @@ from hybrid_nbs.card import load_norm
 from hybrid_nbs.checkpoint import CONFIG_FILE, MODEL_FILE, load_model, read_checkpoint
 from hybrid_nbs.cli import main
 from hybrid_nbs.paths import ckpt_dir, norm_path
-from hybrid_nbs.train import TrainConfig, train, train_config_for
+from hybrid_nbs.train import train
+from hybrid_nbs.train_config import TrainConfig, train_config_for
 from toys import smoke_root
 
 Q = dict(progress=False, threads=1)

@@ -11,7 +11,9 @@ import torch
 from hybrid_nbs.checkpoint import CONFIG_FILE, MODEL_FILE, OPTIM_FILE, load_model, read_checkpoint
 from hybrid_nbs.paths import ckpt_dir
 from hybrid_nbs.cli import main
-from hybrid_nbs.train import TrainConfig, horizon_weights, train, train_config_for
+from hybrid_nbs.loss import horizon_weights
+from hybrid_nbs.train import train
+from hybrid_nbs.train_config import TrainConfig, train_config_for
 from hybrid_nbs.pipeline import train_main
 from toys import smoke_root
 
