@@ -23,7 +23,7 @@ from .paths import store_path
 from .dataset import sample_pairs
 from .errormap import Uncertainty, uncertainty
 from .envs import check_same_env, make_env
-from .model import HorizonEmbedding
+from .nets import HorizonEmbedding
 from .units import channel_norm, normalised
 
 # %% auto #0

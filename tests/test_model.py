@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from hybrid_nbs.model import (MODELS, PADDINGS, FiLM, HorizonEmbedding, Normalizer, SurrogateConfig, UNetConfig, build_model,
-                              model_config_for, n_params)
+from hybrid_nbs.model import MODELS, SurrogateConfig, UNetConfig, build_model, model_config_for, n_params
+from hybrid_nbs.nets import PADDINGS, FiLM, HorizonEmbedding, Normalizer
 from hybrid_nbs.model_cost import count_flops, inference_benchmark
 from toys import perturbed
 

@@ -67,7 +67,7 @@ LAYERS = {
     "contract": ("core", "env", "paths", "conformance"),
     "solvers": ("envs",),
     "data": ("data", "card", "dataset", "coarse"),
-    "learning": ("model", "units", "checkpoint", "train_config", "pairs", "loss", "train", "lr_range", "model_cost"),
+    "learning": ("nets", "model", "units", "checkpoint", "train_config", "pairs", "loss", "train", "lr_range", "model_cost"),
     "uncertainty": ("errormap", "baselines", "error_head", "conformal", "baselines_fit"),
     "evidence": ("metrics", "metrics_ci", "evidence"),
     "operation": ("hybrid", "speed"),
