@@ -11,7 +11,7 @@ API = {  # public name -> the module (under hybrid_nbs) that defines it
     "Env": "env", "PROFILES": "core", "get_profile": "core", "make_rng": "core", "set_threads": "core",
     "check_env": "conformance", "Symmetry": "env", "make_env": "envs", "env_class": "envs", "ENV_NAMES": "envs",
     # data, model, training
-    "data_main": "pipeline", "build_dataset": "data", "open_store": "data", "PairDataset": "dataset",
+    "data_main": "pipeline", "build_dataset": "data", "open_store": "store", "PairDataset": "dataset",
     "Surrogate": "model", "build_model": "model", "model_config_for": "model", "MODELS": "model",
     "load_model": "checkpoint", "save_checkpoint": "checkpoint",
     "TrainConfig": "train_config", "train_config_for": "train_config", "train_main": "pipeline", "ckpt_dir": "paths",

@@ -14,7 +14,7 @@ import torch
 
 from .core import check_positive, make_rng, real_array
 from .env import Env, Symmetry
-from .data import open_store, read_meta, read_trajectory
+from .store import open_store, read_meta, read_trajectory
 from .envs import check_same_env
 from .errormap import Uncertainty, step_doubling, uncertainty
 from .paths import store_path

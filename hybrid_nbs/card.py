@@ -15,7 +15,8 @@ import numpy as np
 
 from .core import IN_DISTRIBUTION, SPLITS, Profile, get_profile
 from .env import Env
-from .data import store_bytes, open_store, read_trajectory
+from .data import store_bytes
+from .store import open_store, read_trajectory
 from .envs import REGISTRY, env_class, env_path
 from .paths import card_path, data_root, env_name, norm_path, store_path, write_atomic
 

@@ -16,8 +16,8 @@ import zarr
 
 from .core import check_positive, exclusive, get_profile, threads
 from .env import STORE_DTYPE, Env
-from .data import (CODECS, META_CODECS, content_digest, dask_client, frame_sha, open_store, read_trajectory,
-                             run_tasks, solver_hash, stored_params)
+from .data import dask_client, frame_sha, run_tasks
+from .store import CODECS, META_CODECS, content_digest, open_store, read_trajectory, solver_hash, stored_params
 from .envs import env_identity, make_env
 from .paths import env_dir, store_path
 

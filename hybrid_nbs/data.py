@@ -7,12 +7,10 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import inspect
 import json
 import logging
 import os
 import shutil
-import sys
 import threading
 import time
 from contextlib import contextmanager, nullcontext
@@ -21,53 +19,20 @@ from pathlib import Path
 import numpy as np
 import zarr
 
-from .core import PROFILES, SPLITS, Profile, check_split, exclusive, get_profile, make_rng, set_threads, threads
-from .env import STORE_DTYPE, Env, rollout
-from .envs import REGISTRY, config_changes, env_path, validate_env
-from .paths import data_root, slug, store_path
+from .core import check_split, exclusive, get_profile, make_rng, Profile, set_threads, SPLITS, threads
+from .env import Env, STORE_DTYPE
+from .envs import env_path, validate_env
+from .paths import store_path
+from .store import (check_identity, check_same_class, create_store, identity_changes, open_store, read_meta,
+                              store_identity)
 
 # %% auto #0
-__all__ = ['SCHEDULER_ENV_VAR', 'FORMAT_VERSION', 'CODECS', 'META_CODECS', 'CONNECT_SECONDS', 'solver_hash', 'frame_sha',
-           'plan_trajectories', 'check_unique', 'open_store', 'read_meta', 'content_digest', 'check_solver',
-           'check_identity', 'stored_params', 'read_trajectory', 'SimulatorError', 'dask_client', 'run_tasks',
-           'store_bytes', 'check_sizes', 'build_dataset']
+__all__ = ['SCHEDULER_ENV_VAR', 'CONNECT_SECONDS', 'frame_sha', 'plan_trajectories', 'check_unique', 'SimulatorError',
+           'dask_client', 'run_tasks', 'store_bytes', 'check_sizes', 'build_dataset']
 
 # %% ../nbs/04_data.ipynb #c005
 SCHEDULER_ENV_VAR = "HYBRID_NBS_SCHEDULER"  # a Dask scheduler address, e.g. tcp://host:8786
-FORMAT_VERSION = 2  # 2: a crc32c checksum on every array, metadata included
-# crc32c after compression: a damaged frame fails its checksum instead of decoding to wrong numbers
-CODECS = (zarr.codecs.BloscCodec(cname="lz4", clevel=5, shuffle="shuffle"), zarr.codecs.Crc32cCodec())
-META_CODECS = (zarr.codecs.Crc32cCodec(),)  # the small per-trajectory arrays: a flipped byte fails, never misleads
 
-
-def _beside(module) -> list:
-    "The modules in `module`'s own folder whose objects it uses (a solver's kernels kept apart), by name; packages left out."
-    try:
-        folder = Path(inspect.getfile(module)).parent
-    except (TypeError, OSError):
-        return []
-    out = {}
-    for v in vars(module).values():
-        m = v if inspect.ismodule(v) else sys.modules.get(getattr(v, "__module__", None) or "")
-        f = getattr(m, "__file__", None)
-        if m is not None and m is not module and f and Path(f).parent == folder and Path(f).name != "__init__.py":
-            out[m.__name__] = m
-    return [out[k] for k in sorted(out)]
-
-
-def solver_hash(env: Env) -> str:
-    "sha256 of the source of `env`'s module and of the modules beside it that it uses (its solver), and of the shared rollout: stale data changes it."
-    parts, module = [], sys.modules.get(type(env).__module__)
-    for obj in (module, type(env)):
-        try:
-            parts.append(inspect.getsource(obj))
-            if obj is module:
-                parts += [inspect.getsource(m) for m in _beside(module)]
-            break  # the module holds the class; the class is the fallback for classes defined in a notebook
-        except (OSError, TypeError):
-            continue
-    parts.append(inspect.getsource(rollout))
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 # %% ../nbs/04_data.ipynb #c009
 def frame_sha(x: np.ndarray) -> np.ndarray:
@@ -102,161 +67,6 @@ def check_unique(ic_hashes: dict) -> None:
             raise ValueError(f"duplicate initial state: trajectory {seen[h]} and {key} start from the same state; "
                              "the environment's initial_state must use its rng (refusing to write a duplicate)")
         seen[h] = key
-
-# %% ../nbs/04_data.ipynb #c013
-_IDENTITY = ("format", "env", "config", "profile", "split", "n_frames", "size", "frame_dt", "state_shape", "seed",
-             "solver_hash")
-
-
-def _identity(env: Env, profile: str, split: str, n_frames: int, size: int, seed: int) -> dict:
-    d = dict(format=FORMAT_VERSION, env=env.name, config=env.config(), profile=profile, split=split, n_frames=n_frames,
-             size=size, frame_dt=env.frame_dt, state_shape=list(env.state_shape), seed=seed,
-             solver_hash=solver_hash(env))
-    return json.loads(json.dumps(d))
-
-
-def _create(path: Path, ident: dict, env: Env, plan: list[dict]) -> None:
-    "Write a new store's arrays and metadata under a temporary name, then rename it to `path`."
-    tmp = path.with_name(path.name + ".creating")
-    shutil.rmtree(tmp, ignore_errors=True)
-    n, T, shape = ident["size"], ident["n_frames"], tuple(env.state_shape)
-    g = zarr.open_group(tmp, mode="w", zarr_format=3)
-    g.create_array("states", shape=(n, T, *shape), dtype=STORE_DTYPE, shards=(1, T, *shape), chunks=(1, 1, *shape),
-                   compressors=CODECS, fill_value=np.nan)
-    for name, arr in [("params", np.stack([p["vector"] for p in plan]).astype(np.float32)),
-                      ("seeds", np.array([p["seed"] for p in plan], dtype=np.uint64)),
-                      ("ic_hash", np.stack([p["ic_hash"] for p in plan])),
-                      ("digest", np.zeros((n, 32), np.uint8)), ("done", np.zeros(n, np.uint8))]:
-        g.create_array(name, shape=arr.shape, dtype=arr.dtype, chunks=arr.shape, compressors=META_CODECS)[...] = arr
-    g.attrs.update(dict(ident, env_class=env_path(env), families=[p["family"] for p in plan],
-                        channel_names=list(env.channel_names), rng="make_rng(seed, env, split, index)",
-                        params_full=[p["params"] for p in plan]))
-    tmp.rename(path)
-
-
-def _missing_store(path: Path) -> str:
-    "What to say when there is no store at `path`: the split and the `hnwm data` command that builds it."
-    split, env, profile, root = path.stem, path.parent.name, path.parent.parent.name, path.parent.parent.parent
-    if path.suffix != ".zarr" or split not in SPLITS or profile not in PROFILES:
-        return f"no dataset store at {path}; build it with `hnwm data` (build_dataset)"
-    if env not in REGISTRY:  # a simulator of one's own: hnwm needs its import path, which its other stores record
-        for other in sorted(path.parent.glob("*.zarr")):
-            try:
-                env = zarr.open_group(other, mode="r").attrs.get("env_class", env)
-                break
-            except Exception:  # noqa: BLE001 - an unreadable sibling only costs the hint
-                continue
-    where = "" if root.resolve() == data_root().resolve() else f" --root {root}"
-    return f"no {split} split at {path}; build it with `hnwm data --env {env} --profile {profile} --split {split}{where}`"
-
-
-def _misplaced(path: Path, attrs) -> str:
-    "Where the split, environment and profile a store records differ from those its `<profile>/<env>/<split>.zarr` path names."
-    named = dict(split=path.stem, env=path.parent.name, profile=path.parent.parent.name)
-    if path.suffix != ".zarr" or named["split"] not in SPLITS or named["profile"] not in PROFILES:
-        return ""  # a store outside the data layout names nothing to compare with
-    recorded = dict(attrs, env=slug(str(attrs.get("env"))))  # an Env's folder is its name's slug
-    return "; ".join(f"{k}: recorded {attrs.get(k)!r}, path says {v!r}" for k, v in named.items() if recorded.get(k) != v)
-
-
-def open_store(path: str | Path, mode: str = "r",
-               complete: bool = False) -> zarr.Group:  # also refuse a store whose build has not finished
-    "Open the dataset store at `path`, raising a `ValueError` that says what to do if it is not one."
-    path = Path(path)
-    if not path.is_dir():  # e.g. a dataset built before a split existed: never fall back to another split
-        raise ValueError(_missing_store(path))
-    try:
-        g = zarr.open_group(path, mode=mode, zarr_format=3)
-        missing = [k for k in (*_IDENTITY, "params_full") if k not in g.attrs] + \
-                  [k for k in ("states", "params", "seeds", "ic_hash", "digest", "done") if k not in g]
-    except Exception as e:  # noqa: BLE001 - any failure to read metadata means the same thing to the user
-        raise ValueError(f"{path} is not a readable dataset store ({type(e).__name__}: {e}); "
-                         "rebuild it with overwrite=True (hnwm data --overwrite)") from None
-    if missing:
-        raise ValueError(f"{path} is not a hybrid_nbs dataset store (missing {missing}); "
-                         "rebuild it with overwrite=True (hnwm data --overwrite)")
-    if moved := _misplaced(path, g.attrs):
-        raise ValueError(f"{path} holds another store ({moved}): a copied or renamed store would train or score the "
-                         "wrong data; move it back, or rebuild this one with `hnwm data --overwrite`")
-    if complete and not (done := read_meta(g, "done")).all():
-        raise ValueError(f"{path} is incomplete ({int(done.sum())} of {done.size} trajectories done); "
-                         "resume the build with `hnwm data` (build_dataset) before using it")
-    return g
-
-
-def read_meta(g: zarr.Group, name: str) -> np.ndarray:
-    "Array `name` of a store (params, seeds, ic_hash, digest, done), or a `ValueError` naming the store and `--verify`."
-    try:
-        return g[name][...]
-    except Exception as e:  # noqa: BLE001 - a failed checksum and a truncated chunk come as different types
-        where = getattr(g.store, "root", g.store)
-        raise ValueError(f"{where}: array {name!r} is corrupt ({type(e).__name__}: {e}); repair it with "
-                         "build_dataset(..., verify=True) (hnwm data --verify), or rebuild with --overwrite") from None
-
-
-def _identity_changes(g: zarr.Group, ident: dict, env: Env | None, skip=()) -> dict:
-    "`{field: (stored, current)}` for every identity field that differs; `config` as `config_changes` sees it when `env` is given."
-    diff = {k: (g.attrs.get(k), ident[k]) for k in _IDENTITY if k not in skip and g.attrs.get(k) != ident[k]}
-    if env is not None and "config" in diff and isinstance(g.attrs.get("config"), dict) \
-            and not config_changes(dict(g.attrs["config"]), env):
-        del diff["config"]  # only a setting added since, at its default: the store was built with it
-    return diff
-
-
-def content_digest(g: zarr.Group) -> str:
-    "sha256 of a store's per-trajectory frame digests: equal for two stores exactly when every frame is."
-    return hashlib.sha256(np.ascontiguousarray(read_meta(g, "digest")).tobytes()).hexdigest()
-
-
-def _same_class(g: zarr.Group, env: Env, path) -> None:
-    "A `ValueError` if the store at `path` holds the data of another class with the same `name` (one data folder for two)."
-    recorded = g.attrs.get("env_class")
-    if recorded and recorded != env_path(env):
-        raise ValueError(f"{path} holds the data of {recorded}, not of {env_path(env)}: two environments named "
-                         f"{env.name!r} share one data folder; give one of them another `name`, or another --root")
-
-
-def check_solver(g: zarr.Group, env: Env, path) -> None:
-    "A `ValueError` if the store at `path` was built by other solver code than `env` has now, naming the command that settles it."
-    _same_class(g, env, path)
-    now = solver_hash(env)
-    if g.attrs.get("solver_hash") != now:
-        raise ValueError(f"{path} was built by other solver code than {env_path(env)} has now (solver hash "
-                         f"{str(g.attrs.get('solver_hash'))[:12]} != {now[:12]}), so its frames may be stale: run "
-                         f"`hnwm data --env {env_path(env)} --profile {g.attrs.get('profile')}`, which keeps the data if "
-                         "the edited solver still reproduces it and otherwise says to rebuild it with --overwrite")
-
-
-def check_identity(g: zarr.Group, ident: dict, path,
-                   env: Env | None = None) -> None:  # the environment of `ident`: lets a setting added since pass
-    "Raise `ValueError` naming every field where the store at `path` differs from `ident`."
-    diff = _identity_changes(g, ident, env)
-    if diff:
-        what = "; ".join(f"{k}: stored {a!r} != current {b!r}" for k, (a, b) in diff.items())
-        raise ValueError(f"{path} was built by a different configuration or solver ({what}). Nothing was changed; "
-                         "rebuild it with overwrite=True (hnwm data --overwrite), or check out the code that built it")
-
-
-def stored_params(env: Env, g: zarr.Group, n: int | None = None) -> list:
-    "The `Params` of the first `n` (default: every) trajectories of an open store, rebuilt from its `params_full`."
-    full = g.attrs["params_full"]
-    full = json.loads(full) if isinstance(full, str) else full
-    # JSON turns tuple fields (a Sedov centre) into lists; a frozen Params needs them back as tuples
-    return [env.Params(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()}) for d in full[:n]]
-
-
-def read_trajectory(g: zarr.Group, i: int, t: slice | int | list = slice(None)) -> np.ndarray:
-    "Frames `t` (a slice, an index or a list of indices) of trajectory `i`; a clear error if they are unreadable."
-    try:
-        x = g["states"].oindex[i, t] if isinstance(t, list) else g["states"][i, t]
-    except Exception as e:  # noqa: BLE001 - codec errors come in many types
-        x, err = None, f"{type(e).__name__}: {e}"
-    if x is None or not np.isfinite(x).all():
-        err = err if x is None else "missing or non-finite frames"
-        where = getattr(g.store, "root", g.store)
-        raise ValueError(f"{where}: trajectory {i} is corrupt or truncated ({err}); repair it with "
-                         "build_dataset(..., verify=True) (hnwm data --verify), or rebuild with --overwrite")
-    return x
 
 # %% ../nbs/04_data.ipynb #c015
 class SimulatorError(RuntimeError):
@@ -475,7 +285,7 @@ def _repair_metadata(g: zarr.Group, path: Path, plan: list[dict]) -> list[str]:
 
 def _accept_solver_edit(g: zarr.Group, env: Env, ident: dict, split: str, seed: int, n_frames: int) -> None:
     "Record the current solver hash on a store that differs in nothing else, if this solver reproduces its first finished trajectory bit for bit."
-    if g.attrs.get("solver_hash") == ident["solver_hash"] or _identity_changes(g, ident, env, skip=("solver_hash",)):
+    if g.attrs.get("solver_hash") == ident["solver_hash"] or identity_changes(g, ident, env, skip=("solver_hash",)):
         return  # nothing to accept, or a difference `check_identity` must name
     # the hash covers the module's whole source: a new method or a docstring changes it, the frames may not change
     done = np.flatnonzero(read_meta(g, "done").astype(bool))
@@ -491,17 +301,17 @@ def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, ove
                  fail_at) -> dict:
     with exclusive(path, "another build"):  # two builds of one store would race on its shards
         t0 = time.perf_counter()
-        ident = _identity(env, prof.name, split, n_frames, size, seed)
+        ident = store_identity(env, prof.name, split, n_frames, size, seed)
         if path.exists() and overwrite:
             shutil.rmtree(path)
         if path.exists():
             g = open_store(path, mode="r+")
-            _same_class(g, env, path)
+            check_same_class(g, env, path)
             _accept_solver_edit(g, env, ident, split, seed, n_frames)
             check_identity(g, ident, path, env)
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            _create(path, ident, env, plan)
+            create_store(path, ident, env, plan)
             g = open_store(path, mode="r+")
         for f in path.rglob("*.partial"):  # chunk writes interrupted by a kill
             f.unlink()
@@ -532,3 +342,7 @@ def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, ove
         return dict(env=env.name, profile=prof.name, split=split, path=str(path), size=size, n_frames=n_frames,
                     built=len(todo), skipped=size - len(todo), repaired=len(repaired), repaired_metadata=meta_fixed,
                     seconds=round(time.perf_counter() - t0, 2), bytes=store_bytes(path))
+
+# %% ../nbs/04_data.ipynb #d3acdc7
+from .store import (CODECS, FORMAT_VERSION, META_CODECS, check_solver, content_digest,  # noqa: F401
+                              read_trajectory, solver_hash, stored_params)

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from .core import check_positive, make_rng
-from .data import open_store, read_meta, read_trajectory
+from .store import open_store, read_meta, read_trajectory
 
 # %% auto #0
 __all__ = ['horizon_ladder', 'sample_pairs', 'PairDataset']

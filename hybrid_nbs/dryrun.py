@@ -23,7 +23,8 @@ import zarr
 from .card import norm_stats
 from .core import LONG_SPLITS, SPLITS, Profile, check_positive, check_split, get_profile, make_rng, threads
 from .env import Env
-from .data import CODECS, build_dataset, check_sizes, open_store, read_trajectory, store_bytes, stored_params
+from .data import build_dataset, check_sizes, store_bytes
+from .store import CODECS, open_store, read_trajectory, stored_params
 from .dataset import horizon_ladder
 from .envs import expand_envs, make_env
 from .errormap import step_doubling

@@ -18,7 +18,7 @@ from safetensors.torch import load_file, save_file
 from .baselines import check_batch, diverged, predict_raw
 from .core import check_positive, check_split, make_rng, threads
 from .env import Env
-from .data import open_store, read_meta, read_trajectory
+from .store import open_store, read_meta, read_trajectory
 from .paths import store_path
 from .dataset import sample_pairs
 from .errormap import Uncertainty, uncertainty

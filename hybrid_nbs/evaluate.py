@@ -17,7 +17,7 @@ import numpy as np
 
 from .core import check_positive, check_split, get_profile, threads
 from .env import Env
-from .data import check_solver, open_store, read_trajectory, stored_params
+from .store import check_solver, open_store, read_trajectory, stored_params
 from .envs import make_env
 from .paths import eval_path, store_path, write_atomic
 from .errormap import step_doubling

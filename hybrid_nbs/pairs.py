@@ -15,7 +15,7 @@ import torch
 from .coarse import cache_starts, CoarseSolve, prolong
 from .conformance import symmetry_errors
 from .core import make_rng
-from .data import content_digest, open_store, read_meta, read_trajectory
+from .store import content_digest, open_store, read_meta, read_trajectory
 from .dataset import horizon_ladder, PairDataset, sample_pairs
 from .env import Env
 from .train_config import TrainConfig

@@ -14,7 +14,8 @@ from .card import write_card
 from .checkpoint import load_model
 from .core import check_positive, exclusive, get_profile
 from .env import Env
-from .data import build_dataset, check_sizes, check_solver, content_digest, dask_client, open_store
+from .data import build_dataset, check_sizes, dask_client
+from .store import check_solver, content_digest, open_store
 from .envs import expand_envs, validate_env
 from .evaluate import evaluate_env
 from .paths import card_path, ckpt_dir, env_dir, eval_path, norm_path, store_path

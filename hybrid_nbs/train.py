@@ -20,7 +20,7 @@ from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, recover_checkpoint, restore_best, save_checkpoint
 from .coarse import build_coarse_cache, cache_starts, coarse_cache_path, CoarseSolve, open_coarse_cache
 from .core import exclusive, get_profile, make_rng, set_threads
-from .data import check_solver, open_store, read_trajectory, stored_params
+from .store import check_solver, open_store, read_trajectory, stored_params
 from .env import Env
 from .envs import validate_env
 from .loss import horizon_weights, PairLoss, param_stats, validate

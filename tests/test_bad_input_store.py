@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from hybrid_nbs.data import CONNECT_SECONDS, build_dataset, dask_client, open_store
+from hybrid_nbs.data import CONNECT_SECONDS, build_dataset, dask_client
+from hybrid_nbs.store import open_store
 from hybrid_nbs.paths import store_path
 
 

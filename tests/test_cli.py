@@ -58,7 +58,7 @@ def test_a_subset_beyond_the_plan_is_refused_before_anything_is_written(tmp_path
     ok = run("data", "--env", "balls", "--profile", "smoke", "--root", str(tmp_path / "data"), "--sizes", "train=2",
              "--split", "train", "--workers", "0")
     assert ok.returncode == 0, ok.stderr[-2000:]
-    from hybrid_nbs.data import open_store
+    from hybrid_nbs.store import open_store
     assert open_store(tmp_path / "data/smoke/balls/train.zarr")["states"].shape[0] == 2
 
 

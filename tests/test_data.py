@@ -9,7 +9,8 @@ import torch
 
 from hybrid_nbs.card import load_norm, write_card
 from hybrid_nbs.core import SPLITS
-from hybrid_nbs.data import build_dataset, open_store, read_meta, read_trajectory, stored_params
+from hybrid_nbs.data import build_dataset
+from hybrid_nbs.store import open_store, read_meta, read_trajectory, stored_params
 from hybrid_nbs.pipeline import data_main
 from hybrid_nbs.paths import store_path
 from hybrid_nbs.dataset import PairDataset

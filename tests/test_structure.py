@@ -66,7 +66,7 @@ def test_import_graph_has_no_cycle():
 LAYERS = {
     "contract": ("core", "env", "paths", "conformance"),
     "solvers": ("envs",),
-    "data": ("data", "card", "dataset", "coarse"),
+    "data": ("store", "data", "card", "dataset", "coarse"),
     "learning": ("nets", "model", "units", "checkpoint", "train_config", "pairs", "loss", "train", "lr_range", "model_cost"),
     "uncertainty": ("errormap", "baselines", "error_head", "conformal", "baselines_fit"),
     "evidence": ("metrics", "metrics_ci", "evidence"),
