@@ -106,9 +106,9 @@ def test_store_of_another_solver_is_refused_untouched(euler_smoke, monkeypatch, 
     before = tree(path)
     with pytest.raises(ValueError, match=r"different configuration or solver \(config"):
         build_dataset(make_env("euler", "smoke", cfl=0.3), "smoke", "val", tmp_path, **Q)
-    import hybrid_nbs.data
+    import hybrid_nbs.store
     from hybrid_nbs.envs.euler import Euler
-    monkeypatch.setattr(hybrid_nbs.data, "solver_hash", lambda env: "0" * 64)
+    monkeypatch.setattr(hybrid_nbs.store, "solver_hash", lambda env: "0" * 64)  # where a store's identity is made
     exact = Euler.rollout  # what makes the stored frames
     # other solver code that makes other frames (here 0.1% more of everything): refused, nothing touched
     monkeypatch.setattr(Euler, "rollout", lambda self, s, p, n: (exact(self, s, p, n) * 1.001).astype(np.float32))
