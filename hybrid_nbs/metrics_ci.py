@@ -160,4 +160,7 @@ def errorbar_lengths(v,  # (n, 3) rows of (estimate, lo, hi)
     v = np.asarray(v, np.float64)
     if v.ndim != 2 or v.shape[1] != 3:
         raise ValueError(f"errorbar_lengths takes (n, 3) rows of (estimate, lo, hi), got shape {v.shape}")
-    return np.maximum(np.stack([v[:, 0] - v[:, 1], v[:, 2] - v[:, 0]]), 0.0)  # np.maximum keeps NaN
+    with np.errstate(invalid="ignore"):  # inf - inf: an infinite estimate, handled below
+        out = np.maximum(np.stack([v[:, 0] - v[:, 1], v[:, 2] - v[:, 0]]), 0.0)  # np.maximum keeps NaN
+    out[:, np.isinf(v[:, 0])] = np.nan  # an infinite estimate draws nothing: its infinite bar made matplotlib warn (inf - inf)
+    return out
