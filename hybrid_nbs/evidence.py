@@ -323,13 +323,23 @@ def compare(metric: str | Callable[[np.ndarray, np.ndarray], float],  # "auroc" 
     return rows
 
 # %% ../nbs/09b_evidence.ipynb #305c3c02
-def deferred_error(score: np.ndarray, error: np.ndarray, k: int, solver_error: np.ndarray | None = None) -> float:
-    "Mean error when the `k` rows of highest `score` are deferred to the solver (ties broken by row order)."
-    solver_error = np.zeros_like(error) if solver_error is None else solver_error
-    out = np.array(error, np.float64)
-    if k > 0:
-        top = np.argsort(-np.asarray(score, np.float64), kind="stable")[:k]
-        out[top] = solver_error[top]
+def deferred_error(score: np.ndarray,  # (n,) the gate's score: the `k` highest are deferred
+                   error: np.ndarray,  # (n,) Mode 1 error per row
+                   k: int,  # rows deferred
+                   solver_error: np.ndarray | None = None) -> float:  # (n,) the solver's error per row; None: 0
+    "Mean error when the `k` rows of highest `score` are deferred; rows tied at the cut share what is left of `k`."
+    score, out = np.asarray(score, np.float64), np.array(error, np.float64)
+    solver_error = np.zeros_like(out) if solver_error is None else np.asarray(solver_error, np.float64)
+    if not 0 <= k <= len(out):
+        raise ValueError(f"k must lie in [0, {len(out)}] (the rows scored), got {k!r}")
+    if k == 0:
+        return float(out.mean())
+    # the expectation over random tie-breaks: a tie-break by row order would depend on how a resample orders its rows,
+    # and a family-indicator score (constant within each family) ties whole families
+    cut = np.sort(score)[::-1][k - 1]
+    above, tied = score > cut, score == cut
+    share = (k - above.sum()) / tied.sum()
+    out = np.where(above, solver_error, np.where(tied, out + share * (solver_error - out), out))
     return float(out.mean())
 
 
@@ -364,13 +374,12 @@ def gates_at(deferred,  # (n,) bool rows the gate deferred, or one such array pe
                          f"solver_error {len(solved)}")
     if any(not np.isfinite(v).all() for v in solved):  # every gate compared here may defer any row
         raise ValueError("a row has no finite solver error: run the solver from every scored start")
-    tie = 1e-12 * np.arange(len(clusters))  # the floor's families tie; row order breaks them, as for every gate
 
     def stat(i, s):
         m, e, f, v = masks[s][i], errs[s][i], floors[s][i], solved[s][i]
         k = int(m.sum())
         return np.array([e.mean(), np.where(m, v, e).mean(), e.mean() - k / len(e) * (e - v).mean(),
-                         deferred_error(f + tie[:len(f)], e, k, v), deferred_error(e - v, e, k, v)])
+                         deferred_error(f, e, k, v), deferred_error(e - v, e, k, v)])
     b = hier_boot(stat, len(masks), clusters, n_boot, seed, level)
     out = dict(achieved=[float(m.mean()) for m in masks], n=len(errs[0]), solver_error=float(np.mean([v.mean() for v in solved])))
     for k, name in enumerate(GATES):
