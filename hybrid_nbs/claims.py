@@ -232,7 +232,8 @@ def claim_speed(speed: dict | None) -> list[tuple[str, str, str, str]]:
     heads = [h for h in one["headlines"] if h["h"] == one["h_max"] and h["method"].startswith("surrogate")]
     diff = (f"warm, median of {one['repeats']} interleaved calls, both sides on one thread, whole test split (n = {one['n']}), "
             f"against the solver's own cheaper settings ({len({p['method'] for p in one['points'] if p['kind'] == 'solver'})} "
-            "tried); the paper: network on 8 threads against a NumPy solver on 1, at unequal accuracy")
+            "tried); CI over trajectories and each job's warm calls; the paper: network on 8 threads against a NumPy "
+            "solver on 1, at unequal accuracy")
     out = []
     for h in heads:
         point = f"{h['method'].replace('surrogate b', 'batch ')}, one thread, h = {one['h_max']}"

@@ -326,7 +326,7 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
                  fit_seconds: dict | None = None,  # what fitting each baseline's resources cost, for the table
                  n_starts: int = 4,  # start frames per trajectory and horizon
                  limit: int | None = None,  # score only the first `limit` trajectories of each split
-                 threads_n: int = 1,  # threads of the scoring (torch and numba); nothing here is timed
+                 n_threads: int = 1,  # threads of the scoring (torch and numba); nothing here is timed
                  shared: dict | None = None,  # one dict passed to every seed's evaluation: seed-free maps, solves and splits, once
                  save: bool = True) -> dict:  # write the records and the summary JSON beside the data
     "Score calib, test and OOD pairs (records per split) and run Mode 2 end to end, for one trained seed."
@@ -337,7 +337,7 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
     digest = model_digest(model)
     out = dict(env=env.name, profile=prof.name, seed=seed, model=digest, design={k: v for k, v in design.items() if k != "starts"},
                starts={str(h): v for h, v in design["starts"].items()}, n={}, seconds_per_traj={}, records={})
-    with threads(threads_n):
+    with threads(n_threads):
         for split in ("calib", *SCORED):
             # read once for every seed: the stored trajectories do not depend on the network
             data = _once(shared, lambda: ("starts", split, repr(design), limit, str(store_path(env, prof, split, root))),

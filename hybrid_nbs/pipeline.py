@@ -99,7 +99,7 @@ def evaluate_main(env: str | Env,  # registered name, "all", import path `module
                   profile: str | None = None, seed: int = 0,
                   root: str | Path | None = None,  # data folder holding <profile>/<env>/; default the project's data/
                   n_starts: int = 4,  # start frames per trajectory and horizon
-                  threads_n: int = 1) -> dict:
+                  n_threads: int = 1) -> dict:
     "The `hnwm evaluate` command: score the best checkpoint of `env` (or of every environment); rows and JSON in <env>/eval/."
     prof = get_profile(profile)
     out = {}
@@ -116,7 +116,7 @@ def evaluate_main(env: str | Env,  # registered name, "all", import path `module
             raise ValueError(f"{folder / 'best'} was trained on other {e.name} data than {path} holds now (a rebuilt "
                              f"dataset): train it again with `hnwm train --env {env} --profile {prof.name} --seed {seed} "
                              "--no-resume`")
-        out[e.name] = evaluate_env(e, model, prof, root, seed, n_starts=n_starts, threads_n=threads_n)
+        out[e.name] = evaluate_env(e, model, prof, root, seed, n_starts=n_starts, n_threads=n_threads)
     return out if env == "all" else next(iter(out.values()))
 
 # %% ../nbs/10b_pipeline.ipynb #a03785e6

@@ -23,9 +23,9 @@ from .units import relative_l2, trajectory_error
 
 # %% auto #0
 __all__ = ['HUGE', 'Timed', 'machine_load', 'time_interleaved', 'pareto_front', 'equal_accuracy_speedup',
-           'equal_cost_error_ratio', 'richardson_rows', 'accuracy_cost_plane', 'headline', 'point_summary',
-           'summarise_plane', 'plane_markdown', 'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown',
-           'plot_plane']
+           'equal_cost_error_ratio', 'richardson_rows', 'accuracy_cost_plane', 'timing_noise', 'headline',
+           'point_summary', 'summarise_plane', 'plane_markdown', 'headline_markdown', 'mode2_ceilings',
+           'mode2_cost_markdown', 'plot_plane']
 
 # %% ../nbs/10e_speed.ipynb #c40a97f5
 @dataclasses.dataclass
@@ -38,11 +38,12 @@ class Timed:
     result: Any = None  # what the last warm call returned
 
     def summary(self) -> dict:
-        "Median and quartiles of the warm wall and CPU seconds, and the first call's."
+        "Median and quartiles of the warm wall and CPU seconds, every warm call's, and the first call's."
         q = lambda a: [float(v) for v in np.percentile(a, [50, 25, 75])]  # noqa: E731
         (w, w25, w75), (c, c25, c75) = q(self.wall), q(self.cpu)
         return dict(wall=w, wall_q25=w25, wall_q75=w75, cpu=c, cpu_q25=c25, cpu_q75=c75, first_wall=self.first_wall,
-                    first_cpu=self.first_cpu, repeats=len(self.wall))
+                    first_cpu=self.first_cpu, repeats=len(self.wall),
+                    wall_calls=[float(v) for v in self.wall], cpu_calls=[float(v) for v in self.cpu])
 
 
 def machine_load() -> float:
@@ -61,7 +62,7 @@ def _clock(fn) -> tuple[float, float, Any]:
 
 def time_interleaved(jobs: Mapping[str, Callable[[], Any]],  # name -> a call that does the whole work once
                      repeats: int = 5,  # warm calls of every job
-                     threads_n: int = 1,  # threads for every job alike (numba and torch)
+                     n_threads: int = 1,  # threads for every job alike (numba and torch)
                      warmups: Mapping[str, Callable[[], Any]] | None = None) -> tuple[dict[str, Timed], dict]:  # a cheaper first call per job
     "Warm, interleaved timing: each job's first call apart (its `warmups` entry, else the job), then `repeats` rounds A B C A B C."
     check_positive(repeats, "repeats", integer=True)
@@ -71,7 +72,7 @@ def time_interleaved(jobs: Mapping[str, Callable[[], Any]],  # name -> a call th
     unknown = set(warmups) - set(jobs)
     if unknown:
         raise ValueError(f"warmups for jobs that do not exist: {sorted(unknown)}")
-    with threads(threads_n):
+    with threads(n_threads):
         load = [machine_load()]
         first = {k: _clock(warmups.get(k, fn))[:2] for k, fn in jobs.items()}
         wall, cpu, last = ({k: [] for k in jobs} for _ in range(3))
@@ -81,7 +82,7 @@ def time_interleaved(jobs: Mapping[str, Callable[[], Any]],  # name -> a call th
                 wall[k].append(w); cpu[k].append(c)
         load.append(machine_load())
     out = {k: Timed(*first[k], np.array(wall[k]), np.array(cpu[k]), last[k]) for k in jobs}
-    return out, dict(threads=threads_n, repeats=repeats, load_before=load[0], load_after=load[1], order="interleaved")
+    return out, dict(threads=n_threads, repeats=repeats, load_before=load[0], load_after=load[1], order="interleaved")
 
 # %% ../nbs/10e_speed.ipynb #e381acc2
 def pareto_front(cost: np.ndarray, error: np.ndarray) -> np.ndarray:
@@ -192,7 +193,8 @@ class _SolverRun:
         status = "ok" if ok.all() else f"unstable: {len(ok) - int(ok.sum())} of {len(ok)} trajectories " \
             f"failed ({next(iter(self.failed.values()), 'a non-finite state')})"
         return dict(method=label, kind="solver", h=h, status=status, cpu=cpu, wall=wall, error=err, rel_l2=rel,
-                    factor=self.setting.factor, settings=dict(self.setting.settings), **extra)
+                    factor=self.setting.factor, settings=dict(self.setting.settings), job=f"solver:{self.setting.label}",
+                    **extra)
 
     def _prolonged(self, h: int, mode: str) -> tuple[np.ndarray, float, float]:
         "The coarse results at `h` prolonged by `mode` (all trajectories at once), and its (wall, cpu) seconds per trajectory."
@@ -255,7 +257,7 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
                         test, calib,  # `SplitData` of test (targets at every horizon) and of calib (Mode 2's threshold)
                         deferrals: Sequence[float] = (0.1, 0.25, 0.5),  # Mode 2's calib-calibrated deferral targets
                         batch_sizes: Sequence[int] = (1, 32),  # the surrogate's batch sizes
-                        repeats: int = 5, threads_n: int = 1) -> dict:
+                        repeats: int = 5, n_threads: int = 1) -> dict:
     "Every solver setting, the surrogate(s) and Mode 2 on one split, timed side by side (`time_interleaved`), errors against the reference."
     horizons = sorted(int(h) for h in test.targets)
     surrogates = {k: list(v) for k, v in models.items()} if isinstance(models, Mapping) else {"surrogate": list(models)}
@@ -269,7 +271,7 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
             solver = st.build(env)
             # on n threads a solver that frees the GIL runs n trajectories side by side, one thread each: the strongest use
             # of the threads on small grids (one trajectory spread over them can cost more wall time than on one thread)
-            workers = threads_n if threads_n > 1 and solver.nogil else 1
+            workers = n_threads if n_threads > 1 and solver.nogil else 1
             runs[st.label] = _SolverRun(env, st, solver, model, test.states, test.params, test.targets, workers)
         except (ValueError, NotImplementedError) as e:  # reported as a row, never dropped silently
             refused.append(dict(method=st.label, kind="solver", status=f"refused: {e}", factor=st.factor,
@@ -285,8 +287,8 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
         sims[q] = HybridSimulator(env, model)
         sims[q].calibrate(calib.states, calib.params, h_max, deferral=q)
         jobs[f"mode2 {q:.0%}"] = lambda sim=sims[q]: sim.mode2(test.states, test.params, h_max)
-    timed, meta = time_interleaved(jobs, repeats, threads_n, warmups)
-    cost = "cpu" if threads_n == 1 else "wall"  # on several threads CPU time sums them: the user waits for the wall
+    timed, meta = time_interleaved(jobs, repeats, n_threads, warmups)
+    cost = "cpu" if n_threads == 1 else "wall"  # on several threads CPU time sums them: the user waits for the wall
     # the coarse runs as well as they can be used (McGreivy & Hakim): smooth prolongations, Richardson extrapolation
     rows = [row for r in runs.values() for row in (*r.rows(), *r.smooth_rows())] + richardson_rows(list(runs.values()))
     rows += refused
@@ -296,7 +298,7 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
         rels = {h: np.stack([relative_l2(model, p, test.targets[h]) for p in preds[h]]) for h in horizons}
         for b in batch_sizes:
             t = timed[f"{name} b{b}"].summary()
-            rows += [dict(method=f"{name} b{b}", kind="surrogate", h=h, status="ok", cpu=np.full(n, t["cpu"] / n),
+            rows += [dict(method=f"{name} b{b}", kind="surrogate", job=f"{name} b{b}", h=h, status="ok", cpu=np.full(n, t["cpu"] / n),
                           wall=np.full(n, t["wall"] / n), error=errs[h].mean(0), rel_l2=rels[h].mean(0),
                           error_seeds=errs[h]) for h in horizons]
     map_cost = timed["step-doubling map"].summary()[cost] / n
@@ -304,7 +306,7 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
     for q in deferrals:
         t, res = timed[f"mode2 {q:.0%}"].summary(), timed[f"mode2 {q:.0%}"].result
         solver_share = float(np.nansum(ref[cost][res.deferred]) / n) if ref is not None else math.nan
-        rows.append(dict(method=f"mode2 {q:.0%}", kind="mode2", h=h_max, status="ok", cpu=np.full(n, t["cpu"] / n),
+        rows.append(dict(method=f"mode2 {q:.0%}", kind="mode2", job=f"mode2 {q:.0%}", h=h_max, status="ok", cpu=np.full(n, t["cpu"] / n),
                          wall=np.full(n, t["wall"] / n), error=trajectory_error(model, res.prediction, test.targets[h_max]),
                          rel_l2=relative_l2(model, res.prediction, test.targets[h_max]), deferred=float(res.deferred.mean()),
                          bound=dict(map=map_cost, solver=solver_share, total=map_cost + solver_share)))
@@ -319,9 +321,18 @@ def _solver_at(plane: dict, h: int) -> list[dict]:
     return [r for r in plane["rows"] if r["kind"] == "solver" and r.get("h") == h and r["status"] == "ok"]
 
 
+def timing_noise(plane: dict, job: str | None, n_boot: int, seed: int = 0) -> np.ndarray:
+    "(n_boot,) factors on `job`'s cost: the median of a resample of its warm calls over the median of all (1 without calls)."
+    calls = np.asarray(plane.get("timings", {}).get(job, {}).get(f"{plane.get('cost', 'cpu')}_calls", []), np.float64)
+    if len(calls) < 2 or not np.median(calls) > 0:
+        return np.ones(n_boot)
+    rng = np.random.default_rng([seed, 2, *job.encode()])  # one stream per job: the jobs' noise is independent
+    return np.median(calls[rng.integers(0, len(calls), (n_boot, len(calls)))], axis=1) / np.median(calls)
+
+
 def headline(plane: dict, h: int, method: str,  # a surrogate (or Mode 2) row of `plane` at horizon `h`
              n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
-    "Equal-accuracy speedup, equal-cost error ratio and the raw speedup over the reference, with bootstrap CIs over trajectories."
+    "Equal-accuracy speedup, equal-cost error ratio and the raw speedup over the reference; CIs over trajectories and warm calls."
     own = next((r for r in plane["rows"] if r["method"] == method and r.get("h") == h), None)
     if own is None:
         raise ValueError(f"no row {method!r} at h = {h}; the plane has {sorted({r['method'] for r in plane['rows']})}")
@@ -333,12 +344,17 @@ def headline(plane: dict, h: int, method: str,  # a surrogate (or Mode 2) row of
     ref = next((k for k, r in enumerate(solvers) if r["method"] == "reference"), None)
     c_own, e_own = float(np.mean(own[key])), np.asarray(own["error"], np.float64)
 
-    def stats(i):
-        c, e, err = C[:, i].mean(1), E[:, i].mean(1), e_own[i].mean()
-        return (*equal_accuracy_speedup(c, e, err, c_own), *equal_cost_error_ratio(c, e, err, c_own),
-                c[ref] / c_own if ref is not None else math.nan)
+    def stats(i, f_solvers=1.0, f_own=1.0):  # f: timing-noise factors of the solver settings' and the row's own jobs
+        c, e, err, mine = C[:, i].mean(1) * f_solvers, E[:, i].mean(1), e_own[i].mean(), c_own * f_own
+        return (*equal_accuracy_speedup(c, e, err, mine), *equal_cost_error_ratio(c, e, err, mine),
+                c[ref] / mine if ref is not None else math.nan)
     full = stats(np.arange(C.shape[1]))
-    reps = np.array([[v for v in stats(i) if not isinstance(v, str)] for i in boot_indices(C.shape[1], n_boot, seed)])
+    # a replicate resamples the trajectories and, apart, each job's warm calls: a timing drawn twice differs, and a
+    # verdict that one lucky call could reach is not one
+    f_s = np.stack([timing_noise(plane, r.get("job"), n_boot, seed) for r in solvers], axis=1)
+    f_o = timing_noise(plane, own.get("job"), n_boot, seed)
+    reps = np.array([[v for v in stats(i, f_s[b], f_o[b]) if not isinstance(v, str)]
+                     for b, i in enumerate(boot_indices(C.shape[1], n_boot, seed))])
     ci = lambda k, v: (float(v), *percentile_interval(reps[:, k], level))  # noqa: E731
     front = pareto_front(C.mean(1), E.mean(1))
     return dict(method=method, h=h, error=float(e_own.mean()), cost=c_own, speedup=ci(0, full[0]), speedup_kind=full[1],
@@ -423,6 +439,7 @@ def headline_markdown(summary: dict) -> str:
                      f"{_x(r['raw_speedup'], '=')} |" + ("" if one_front else f" {' < '.join(r['front'])} |"))
     if one_front and fronts:
         lines += ["", f"The solver front (cheap to dear) of every row: {fronts.pop()}."]
+    lines += ["", "95% bootstrap CIs over the test trajectories and, apart, each timed job's warm calls."]
     if any(max(r["speedup"][0], r["raw_speedup"][0]) > HUGE for r in summary["headlines"]):
         lines += ["", f"> {HUGE:.0f}x: more than a thousandfold, written without digits that two timings so far apart "
                       "cannot support."]
