@@ -5,84 +5,24 @@
 # %% ../nbs/10e_speed.ipynb #c84d7e3d
 from __future__ import annotations
 
-import dataclasses
 import math
-import os
-import time
-from typing import Any, Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
-from .coarse import prolong
-from .core import check_positive, equal_error_cost, threads
-from .env import Env, SolverSetting, reference_advance
+from .core import equal_error_cost
+from .env import Env
 from .errormap import step_doubling
 from .hybrid import HybridSimulator
 from .metrics_ci import boot_indices, bootstrap_ci, errorbar_lengths, percentile_interval
+from .solver_runs import richardson_rows, SolverRun
+from .timing import time_interleaved, timing_noise
 from .units import relative_l2, trajectory_error
 
 # %% auto #0
-__all__ = ['HUGE', 'Timed', 'machine_load', 'time_interleaved', 'pareto_front', 'equal_accuracy_speedup',
-           'equal_cost_error_ratio', 'richardson_rows', 'accuracy_cost_plane', 'timing_noise', 'headline',
+__all__ = ['HUGE', 'pareto_front', 'equal_accuracy_speedup', 'equal_cost_error_ratio', 'accuracy_cost_plane', 'headline',
            'point_summary', 'summarise_plane', 'plane_markdown', 'headline_markdown', 'mode2_ceilings',
            'mode2_cost_markdown', 'plot_plane']
-
-# %% ../nbs/10e_speed.ipynb #c40a97f5
-@dataclasses.dataclass
-class Timed:
-    "One job's timings: its first call apart, then every warm call's wall and CPU seconds."
-    first_wall: float  # the first call: JIT compilation, caches, allocation (reported, never in the estimate)
-    first_cpu: float
-    wall: np.ndarray  # (repeats,) seconds of each warm call
-    cpu: np.ndarray  # (repeats,) process CPU seconds of each warm call (every thread of this process)
-    result: Any = None  # what the last warm call returned
-
-    def summary(self) -> dict:
-        "Median and quartiles of the warm wall and CPU seconds, every warm call's, and the first call's."
-        q = lambda a: [float(v) for v in np.percentile(a, [50, 25, 75])]  # noqa: E731
-        (w, w25, w75), (c, c25, c75) = q(self.wall), q(self.cpu)
-        return dict(wall=w, wall_q25=w25, wall_q75=w75, cpu=c, cpu_q25=c25, cpu_q75=c75, first_wall=self.first_wall,
-                    first_cpu=self.first_cpu, repeats=len(self.wall),
-                    wall_calls=[float(v) for v in self.wall], cpu_calls=[float(v) for v in self.cpu])
-
-
-def machine_load() -> float:
-    "The 1-minute load average of this machine (NaN where the OS has none): recorded beside every timing."
-    try:
-        return float(os.getloadavg()[0])
-    except (AttributeError, OSError):
-        return math.nan
-
-
-def _clock(fn) -> tuple[float, float, Any]:
-    w, c = time.perf_counter(), time.process_time()
-    out = fn()
-    return time.perf_counter() - w, time.process_time() - c, out
-
-
-def time_interleaved(jobs: Mapping[str, Callable[[], Any]],  # name -> a call that does the whole work once
-                     repeats: int = 5,  # warm calls of every job
-                     n_threads: int = 1,  # threads for every job alike (numba and torch)
-                     warmups: Mapping[str, Callable[[], Any]] | None = None) -> tuple[dict[str, Timed], dict]:  # a cheaper first call per job
-    "Warm, interleaved timing: each job's first call apart (its `warmups` entry, else the job), then `repeats` rounds A B C A B C."
-    check_positive(repeats, "repeats", integer=True)
-    if not jobs:
-        raise ValueError("time_interleaved needs at least one job")
-    warmups = dict(warmups or {})
-    unknown = set(warmups) - set(jobs)
-    if unknown:
-        raise ValueError(f"warmups for jobs that do not exist: {sorted(unknown)}")
-    with threads(n_threads):
-        load = [machine_load()]
-        first = {k: _clock(warmups.get(k, fn))[:2] for k, fn in jobs.items()}
-        wall, cpu, last = ({k: [] for k in jobs} for _ in range(3))
-        for _ in range(repeats):
-            for k, fn in jobs.items():  # interleaved: a drift in the machine's speed hits every job alike
-                w, c, last[k] = _clock(fn)
-                wall[k].append(w); cpu[k].append(c)
-        load.append(machine_load())
-    out = {k: Timed(*first[k], np.array(wall[k]), np.array(cpu[k]), last[k]) for k in jobs}
-    return out, dict(threads=n_threads, repeats=repeats, load_before=load[0], load_after=load[1], order="interleaved")
 
 # %% ../nbs/10e_speed.ipynb #e381acc2
 def pareto_front(cost: np.ndarray, error: np.ndarray) -> np.ndarray:
@@ -116,135 +56,6 @@ def equal_cost_error_ratio(cost: np.ndarray, error: np.ndarray, err: float, own_
         return math.nan, "no setting as cheap"
     return float(err / error[ok].min()) if error[ok].min() > 0 else math.inf, "="
 
-# %% ../nbs/10e_speed.ipynb #c8f41410
-class _SolverRun:
-    "One solver setting over a whole split (`reference_advance`): per trajectory, the cumulative seconds to each horizon and the errors there."
-    def __init__(self, env: Env, setting: SolverSetting, solver: Env, model, states, params, targets: Mapping[int, np.ndarray],
-                 workers: int = 1):  # > 1: that many trajectories side by side, one thread each (`advance_many`)
-        self.workers = check_positive(workers, "workers", integer=True)
-        self.env, self.setting, self.solver, self.model = env, setting, solver, model
-        self.states, self.params, self.targets = states, params, targets
-        self.horizons = sorted(int(h) for h in targets)
-        self.wall, self.cpu = [], []  # one (N, H) array per warm call
-
-    def warmup(self):
-        "One frame of the first trajectories (one per worker): the JIT and the solver's caches, timed apart from the measurement."
-        return self._run(slice(0, self.workers), [1], record=False)
-
-    def __call__(self):
-        return self._run(slice(None), self.horizons, record=True)
-
-    def _run(self, which, horizons, record: bool):
-        run = self._side_by_side if self.workers > 1 else self._one_by_one
-        wall, cpu, out, coarse, failed = run(self.states[which], self.params[which], horizons)
-        if record:
-            self.wall.append(wall); self.cpu.append(cpu)
-            self.failed, self.out, self.coarse, self._rows = failed, out, coarse, None
-        return len(failed)
-
-    def _side_by_side(self, states, params, horizons):
-        "The split at once, `workers` trajectories side by side on one thread each; every trajectory is charged the batch's seconds over N."
-        k, n = self.setting.factor, len(states)
-        wall, cpu = np.zeros((n, len(horizons))), np.zeros((n, len(horizons)))
-        out, coarse, failed = {}, {}, {}
-        w0, c0 = time.perf_counter(), time.process_time()
-        x, done = (np.stack([self.env.restrict(s, k) for s in states]) if k != 1 else states), 0
-        for j, h in enumerate(horizons):
-            x, why = self.solver.advance_many(x, params, h - done, workers=self.workers)  # as the stored frames were made
-            out[h] = np.stack([self.env.prolong(s, k) for s in x]) if k != 1 else x
-            wall[:, j], cpu[:, j] = (time.perf_counter() - w0) / n, (time.process_time() - c0) / n
-            coarse[h], done = x, h
-            for i, e in why.items():  # a refused row stays NaN: later horizons refuse it again
-                failed.setdefault(i, e)
-        wall[list(failed)], cpu[list(failed)] = np.nan, np.nan
-        return wall, cpu, out, coarse, dict(sorted(failed.items()))
-
-    def _one_by_one(self, states, params, horizons):
-        "One trajectory after another on the current threads: per trajectory, its own cumulative seconds."
-        k = self.setting.factor
-        wall, cpu = np.zeros((len(states), len(horizons))), np.zeros((len(states), len(horizons)))
-        out = {h: np.full((len(states), *self.env.state_shape), np.nan) for h in horizons}
-        coarse = {h: np.full((len(states), *self.solver.state_shape), np.nan) for h in horizons}  # before prolongation
-        failed = {}
-        for i, (s, p) in enumerate(zip(states, params)):
-            w = c = 0.0
-            try:
-                w0, c0 = time.perf_counter(), time.process_time()
-                x, done = (self.env.restrict(s, k) if k != 1 else s), 0
-                w, c = time.perf_counter() - w0, time.process_time() - c0
-                for j, h in enumerate(horizons):
-                    w0, c0 = time.perf_counter(), time.process_time()
-                    x = reference_advance(self.solver, x, p, h - done)  # as the stored frames were made
-                    fine = self.env.prolong(x, k) if k != 1 else x
-                    w, c, done = w + time.perf_counter() - w0, c + time.process_time() - c0, h
-                    wall[i, j], cpu[i, j], out[h][i], coarse[h][i] = w, c, fine, x
-            except ValueError as e:  # the solver refuses at this setting (positivity, CFL collapse, divergence)
-                failed[i] = str(e)
-                wall[i], cpu[i] = np.nan, np.nan
-        return wall, cpu, out, coarse, failed
-
-    def _row(self, label: str, h: int, fine: np.ndarray, cpu: np.ndarray, wall: np.ndarray, **extra) -> dict:
-        "A row of per-trajectory cost and error against the full-resolution reference at horizon `h`."
-        ok = np.isfinite(fine.reshape(len(fine), -1)).all(1)
-        err, rel = np.full(len(ok), np.nan), np.full(len(ok), np.nan)
-        if ok.any():
-            err[ok] = trajectory_error(self.model, fine[ok], self.targets[h][ok])
-            rel[ok] = relative_l2(self.model, fine[ok], self.targets[h][ok])
-        status = "ok" if ok.all() else f"unstable: {len(ok) - int(ok.sum())} of {len(ok)} trajectories " \
-            f"failed ({next(iter(self.failed.values()), 'a non-finite state')})"
-        return dict(method=label, kind="solver", h=h, status=status, cpu=cpu, wall=wall, error=err, rel_l2=rel,
-                    factor=self.setting.factor, settings=dict(self.setting.settings), job=f"solver:{self.setting.label}",
-                    **extra)
-
-    def _prolonged(self, h: int, mode: str) -> tuple[np.ndarray, float, float]:
-        "The coarse results at `h` prolonged by `mode` (all trajectories at once), and its (wall, cpu) seconds per trajectory."
-        w0, c0 = time.perf_counter(), time.process_time()
-        fine = prolong(self.env, self.coarse[h], self.setting.factor, mode)
-        n = len(self.states)
-        return fine, (time.perf_counter() - w0) / n, (time.process_time() - c0) / n
-
-    def smooth_rows(self, modes: Sequence[str] = ("bilinear", "bicubic")) -> list[dict]:
-        "A coarse setting's runs prolonged smoothly (`coarse.prolong`): its cost plus the measured difference in prolongation time."
-        if self.setting.factor == 1:
-            return []
-        base = {r["h"]: r for r in self.rows()}
-        rows = []
-        for h in self.horizons:
-            _, w_c, c_c = self._prolonged(h, "constant")  # what the base row's cost already holds
-            for mode in modes:
-                fine, w_m, c_m = self._prolonged(h, mode)
-                rows.append(self._row(f"{self.setting.label}, {mode}", h, fine, base[h]["cpu"] + max(0.0, c_m - c_c),
-                                      base[h]["wall"] + max(0.0, w_m - w_c), prolong=mode))
-        return sorted(rows, key=lambda r: modes.index(r["prolong"]))  # each mode's horizons together, as before
-
-    def rows(self) -> list[dict]:
-        "Per horizon: per-trajectory cost (median of the warm calls) and error against the full-resolution reference."
-        if getattr(self, "_rows", None) is None:  # the errors are computed once; smoothed and Richardson rows reuse them
-            wall, cpu = np.median(np.stack(self.wall), axis=0), np.median(np.stack(self.cpu), axis=0)
-            self._rows = [self._row(self.setting.label, h, self.out[h], cpu[:, j], wall[:, j])
-                          for j, h in enumerate(self.horizons)]
-        return self._rows
-
-
-def richardson_rows(runs: Sequence[_SolverRun],  # the timed solver settings of one split
-                    order: int = 2,  # p, the schemes' formal order: u = u_k + (u_k - u_2k) / (2**p - 1)
-                    ) -> list[dict]:
-    "Richardson extrapolation of every pair of coarse settings k and 2k that differ in nothing else (bilinear prolongation); cost: both runs."
-    rows = []
-    for a in runs:
-        for b in runs:
-            k = a.setting.factor
-            if k == 1 or b.setting.factor != 2 * k or a.setting.settings != b.setting.settings:
-                continue
-            ra, rb = {r["h"]: r for r in a.rows()}, {r["h"]: r for r in b.rows()}
-            for h in a.horizons:
-                (ua, wa, ca), (ub, wb, cb) = a._prolonged(h, "bilinear"), b._prolonged(h, "bilinear")
-                fine = ua + (ua - ub) / (2 ** order - 1)
-                rows.append(a._row(f"richardson {a.setting.label} + {b.setting.label}", h, fine,
-                                   ra[h]["cpu"] + rb[h]["cpu"] + ca + cb, ra[h]["wall"] + rb[h]["wall"] + wa + wb,
-                                   prolong="bilinear", order=order))
-    return rows
-
 # %% ../nbs/10e_speed.ipynb #9b28208c
 def _surrogate_job(model, states, vectors, horizon: float, batch: int):
     def run():
@@ -272,7 +83,7 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
             # on n threads a solver that frees the GIL runs n trajectories side by side, one thread each: the strongest use
             # of the threads on small grids (one trajectory spread over them can cost more wall time than on one thread)
             workers = n_threads if n_threads > 1 and solver.nogil else 1
-            runs[st.label] = _SolverRun(env, st, solver, model, test.states, test.params, test.targets, workers)
+            runs[st.label] = SolverRun(env, st, solver, model, test.states, test.params, test.targets, workers)
         except (ValueError, NotImplementedError) as e:  # reported as a row, never dropped silently
             refused.append(dict(method=st.label, kind="solver", status=f"refused: {e}", factor=st.factor,
                                 settings=dict(st.settings)))
@@ -321,15 +132,6 @@ def _solver_at(plane: dict, h: int) -> list[dict]:
     return [r for r in plane["rows"] if r["kind"] == "solver" and r.get("h") == h and r["status"] == "ok"]
 
 
-def timing_noise(plane: dict, job: str | None, n_boot: int, seed: int = 0) -> np.ndarray:
-    "(n_boot,) factors on `job`'s cost: the median of a resample of its warm calls over the median of all (1 without calls)."
-    calls = np.asarray(plane.get("timings", {}).get(job, {}).get(f"{plane.get('cost', 'cpu')}_calls", []), np.float64)
-    if len(calls) < 2 or not np.median(calls) > 0:
-        return np.ones(n_boot)
-    rng = np.random.default_rng([seed, 2, *job.encode()])  # one stream per job: the jobs' noise is independent
-    return np.median(calls[rng.integers(0, len(calls), (n_boot, len(calls)))], axis=1) / np.median(calls)
-
-
 def headline(plane: dict, h: int, method: str,  # a surrogate (or Mode 2) row of `plane` at horizon `h`
              n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
     "Equal-accuracy speedup, equal-cost error ratio and the raw speedup over the reference; CIs over trajectories and warm calls."
@@ -351,8 +153,8 @@ def headline(plane: dict, h: int, method: str,  # a surrogate (or Mode 2) row of
     full = stats(np.arange(C.shape[1]))
     # a replicate resamples the trajectories and, apart, each job's warm calls: a timing drawn twice differs, and a
     # verdict that one lucky call could reach is not one
-    f_s = np.stack([timing_noise(plane, r.get("job"), n_boot, seed) for r in solvers], axis=1)
-    f_o = timing_noise(plane, own.get("job"), n_boot, seed)
+    noise = lambda job: timing_noise(plane.get("timings", {}).get(job, {}).get(f"{key}_calls", []), n_boot, seed, job or "")
+    f_s, f_o = np.stack([noise(r.get("job")) for r in solvers], axis=1), noise(own.get("job"))
     reps = np.array([[v for v in stats(i, f_s[b], f_o[b]) if not isinstance(v, str)]
                      for b, i in enumerate(boot_indices(C.shape[1], n_boot, seed))])
     ci = lambda k, v: (float(v), *percentile_interval(reps[:, k], level))  # noqa: E731
