@@ -69,7 +69,7 @@ LAYERS = {
     "data": ("store", "data", "card", "dataset", "coarse"),
     "learning": ("nets", "model", "units", "checkpoint", "train_config", "pairs", "loss", "train", "lr_range", "model_cost"),
     "uncertainty": ("errormap", "baselines", "error_head", "conformal", "baselines_fit"),
-    "evidence": ("metrics", "metrics_ci", "evidence"),
+    "evidence": ("metrics", "metrics_ci", "evidence", "gates"),
     "operation": ("hybrid", "timing", "solver_runs", "speed"),
     "reporting": ("evaluate", "report", "claims", "dryrun"),
     "entry": ("pipeline", "jobs", "publish", "lanes", "cli", ""),
