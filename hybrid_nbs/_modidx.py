@@ -91,6 +91,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                    'hybrid_nbs.claims.load_results': ('claims.html#load_results', 'hybrid_nbs/claims.py'),
                                    'hybrid_nbs.claims.resolvable': ('claims.html#resolvable', 'hybrid_nbs/claims.py'),
                                    'hybrid_nbs.claims.rules_markdown': ('claims.html#rules_markdown', 'hybrid_nbs/claims.py'),
+                                   'hybrid_nbs.claims.too_few': ('claims.html#too_few', 'hybrid_nbs/claims.py'),
                                    'hybrid_nbs.claims.verdict_table': ('claims.html#verdict_table', 'hybrid_nbs/claims.py')},
             'hybrid_nbs.cli': { 'hybrid_nbs.cli._data': ('cli.html#_data', 'hybrid_nbs/cli.py'),
                                 'hybrid_nbs.cli._docs': ('cli.html#_docs', 'hybrid_nbs/cli.py'),
