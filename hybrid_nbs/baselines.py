@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 from .core import check_positive, make_rng, real_array
-from .env import Env, Symmetry
+from .env import Env
+from .symmetry import Symmetry
 from .store import open_store, read_meta, read_trajectory
 from .envs import check_same_env
 from .errormap import Uncertainty, step_doubling, uncertainty

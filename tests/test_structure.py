@@ -64,7 +64,7 @@ def test_import_graph_has_no_cycle():
 # DESIGN.md's layers, bottom up: a module imports only modules of its own layer or of the layers below ("envs" stands for
 # the package envs/ and every module in it; "" is the package's __init__, its lazy public API)
 LAYERS = {
-    "contract": ("core", "env", "paths", "conformance"),
+    "contract": ("core", "symmetry", "env", "paths", "conformance"),
     "solvers": ("envs",),
     "data": ("store", "data", "card", "dataset", "coarse"),
     "learning": ("nets", "model", "units", "checkpoint", "train_config", "pairs", "loss", "train", "lr_range", "model_cost"),
