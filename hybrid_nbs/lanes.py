@@ -19,13 +19,14 @@ from types import MappingProxyType
 
 from .core import PROFILE_ENV_VAR, THREADS_ENV_VAR, exclusive, get_profile
 from .envs import env_class
+from .job_cost import COST_TABLES, job_cost, write_job_cost
 from .jobs import JOBS, Task, code_digest, plan_job, reusable
 from .paths import ROOT_ENV_VAR, checkout_root, env_name, project_root, runs_dir, write_atomic
 from .publish import provenance, publish_run, reproduce_out
 
 # %% auto #0
-__all__ = ['PRIOR_SECONDS', 'LANE_ENV', 'COST_TABLES', 'default_jobs', 'task_command', 'expected_seconds', 'critical_path',
-           'Board', 'TaskFailed', 'run_tasks', 'job_cost', 'job_cost_markdown', 'write_job_cost', 'run_job']
+__all__ = ['PRIOR_SECONDS', 'LANE_ENV', 'default_jobs', 'task_command', 'expected_seconds', 'critical_path', 'Board',
+           'TaskFailed', 'run_tasks', 'run_job']
 
 # %% ../nbs/10i_lanes.ipynb #c018
 PRIOR_SECONDS = MappingProxyType({  # a task's expected seconds before any run has been timed, per profile and kind
@@ -282,63 +283,6 @@ def run_tasks(tasks: list[Task],  # from `plan_job`, each after the tasks it nee
                 proc.wait()
         raise
     return records
-
-# %% ../nbs/10i_lanes.ipynb #c028
-COST_TABLES = MappingProxyType({"main": "reproduce_cost", "study": "study_cost"})  # job -> its table's name
-
-
-def job_cost(job: str, profile: str, tasks: list[Task], records: list[dict], ledger: dict, lanes: int, started: str,
-             wall: float, prov: dict, digest: str, only: list[str] | None) -> dict:
-    "The cost record of one run of `job`: this run's tasks, and the ledger's for the tasks it reused or did not run."
-    ran = {r["key"]: r for r in records}
-    rows = []
-    for t in tasks:
-        r, e = ran.get(t.key), ledger.get(t.key) or {}
-        fresh = r is not None and not r["reused"]
-        rows.append(dict(key=t.key, kind=t.kind, timed=t.timed, lane=r["lane"] if fresh else None,
-                         start=r["start"] if fresh else None, seconds=r["seconds"] if r else e.get("seconds"),
-                         made_by="this run" if fresh else e.get("run"), commit=prov["commit"] if fresh else e.get("commit"),
-                         dirty=prov["dirty"] if fresh else e.get("dirty")))
-    return dict(job=job, command=JOBS[job], profile=get_profile(profile).name, lanes=lanes,
-                cores=len(os.sched_getaffinity(0)), started=started, wall_seconds=round(wall, 1), only=only,
-                commit=prov["commit"], dirty=prov["dirty"], code=digest, tasks=rows)
-
-
-def job_cost_markdown(cost: dict) -> str:
-    "The cost record as markdown: what this run did, the totals per kind, and one row per task."
-    rows, fresh = cost["tasks"], [r for r in cost["tasks"] if r["made_by"] == "this run"]
-    code = f"commit `{cost['commit'] or 'unknown'}`" + (" with uncommitted changes" if cost["dirty"] else "")
-    scope = f" (only {', '.join(cost['only'])})" if cost["only"] else ""
-    lines = [f"One run of `{cost['command']}` (`hnwm {'reproduce' if cost['job'] == 'main' else 'study'} --profile "
-             f"{cost['profile']}`){scope} at {code} (code digest `{cost['code']}`), {cost['lanes']} lanes on "
-             f"{cost['cores']} cores, started {cost['started']}: {len(fresh)} of {len(rows)} tasks run, "
-             f"{sum(r['made_by'] not in (None, 'this run') for r in rows)} reused from earlier runs, in "
-             f"{cost['wall_seconds'] / 60:.1f} min of wall time.", "",
-             "| kind | tasks | run now | seconds of tasks run now | seconds of all tasks (as last run) |", "|---|---|---|---|---|"]
-    for kind in ("data", "train", "notebook"):
-        for timed in (False, True):
-            rs = [r for r in rows if r["kind"] == kind and r["timed"] == timed]
-            if rs:
-                label = kind + (" (timed: alone)" if timed else "")
-                lines.append(f"| {label} | {len(rs)} | {sum(r in fresh for r in rs)} | "
-                             f"{sum(r['seconds'] or 0 for r in rs if r in fresh):,.0f} | {sum(r['seconds'] or 0 for r in rs):,.0f} |")
-    lines += ["", "| task | kind | lane | started (min) | seconds | made by |", "|---|---|---|---|---|---|"]
-    for r in sorted(rows, key=lambda r: (r["start"] is None, r["start"] or 0)):
-        by = ("this run" if r["made_by"] == "this run" else "not run yet" if r["made_by"] is None else
-              f"run of {r['made_by']} (`{r['commit'] or 'unknown'}`{', uncommitted changes' if r['dirty'] else ''})")
-        start = "" if r["start"] is None else f"{r['start'] / 60:.1f}"
-        secs = "" if r["seconds"] is None else f"{r['seconds']:,.0f}"
-        lines.append(f"| {r['key']} | {r['kind']}{' (timed)' if r['timed'] else ''} | {r['lane'] or ''} | {start} | {secs} | {by} |")
-    return "\n".join(lines) + "\n"
-
-
-def write_job_cost(out: Path, cost: dict) -> Path:
-    "Write `tables/<reproduce|study>_cost.md` and `.json` under `out`, each whole; returns the markdown's path."
-    name = COST_TABLES[cost["job"]]
-    write_atomic(Path(out) / "tables" / f"{name}.json", json.dumps(cost, indent=1) + "\n")
-    return write_atomic(Path(out) / "tables" / f"{name}.md",
-                        f"<!-- {cost['profile']} profile, written by {cost['command']} -->\n"
-                        f"# What the {cost['job']} job cost ({cost['profile']} profile)\n\n" + job_cost_markdown(cost))
 
 # %% ../nbs/10i_lanes.ipynb #c030
 def _import_root(cls: type) -> str:

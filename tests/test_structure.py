@@ -72,7 +72,7 @@ LAYERS = {
     "evidence": ("metrics", "metrics_ci", "evidence", "gates"),
     "operation": ("hybrid", "timing", "solver_runs", "speed"),
     "reporting": ("evaluate", "report", "claims", "dryrun"),
-    "entry": ("pipeline", "jobs", "publish", "lanes", "cli", ""),
+    "entry": ("pipeline", "jobs", "publish", "job_cost", "lanes", "cli", ""),
 }
 # imports that go up a layer, each with why it stays
 UPWARD = {("paths", "envs"): "an import path `module:Class` names its folder by the class's name: resolved lazily, on use"}
@@ -155,7 +155,7 @@ def test_every_committed_artefact_is_written_by_a_job():
     import subprocess
 
     from hybrid_nbs.jobs import JOBS, plan_job
-    from hybrid_nbs.lanes import COST_TABLES
+    from hybrid_nbs.job_cost import COST_TABLES
     from hybrid_nbs.publish import COMMITTED_PROFILE
     writers = {f"tables/{name}.{ext}": f"the {job} job itself" for job, name in COST_TABLES.items() for ext in ("md", "json")}
     for job in JOBS:
