@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import docs  # noqa: E402  tools/docs.py
+import docs_pages  # noqa: E402  tools/docs_pages.py
+import docs_render  # noqa: E402  tools/docs_render.py
 import docs_check  # noqa: E402  tools/docs_check.py
 
 
@@ -36,7 +38,7 @@ needs_chromium = pytest.mark.skipif(_chromium() is None, reason="Chromium is not
 def site(tmp_path_factory):
     "The whole site (chapters at the smoke profile, experiments from results/laptop/) in a temporary folder, and its pages."
     tmp = tmp_path_factory.mktemp("docs")
-    notebooks = list(docs.site_pages(ROOT / "nbs", "laptop")[0])  # listed before the build starts: others may appear meanwhile
+    notebooks = list(docs_pages.site_pages(ROOT / "nbs", "laptop")[0])  # listed before the build starts: others may appear meanwhile
     # executed copies are kept in _proc/ (git-ignored) and reused while newer than their notebook and every module
     path = docs.build_docs(ROOT, profile="smoke", dest=tmp / "site", n_workers=2, quiet=True)
     return path, notebooks
@@ -48,11 +50,11 @@ def test_every_page_renders(site):
     """Every page renders with its title, content and figures, no local link is broken, nothing is fetched from the
     network, no raw TeX or warning is in the text, and each experiment page names the laptop profile (`check_docs`)."""
     site, notebooks = site
-    manifest = json.loads((site / docs.MANIFEST).read_text())
+    manifest = json.loads((site / docs_pages.MANIFEST).read_text())
     res = docs_check.check_docs(site)  # raises DocsCheckError listing every failure
     pages = res["pages"]
     assert "index.html" in pages
-    want = {str(docs.page_name(nb).with_suffix(".html")) for nb in notebooks}
+    want = {str(docs_pages.page_name(nb).with_suffix(".html")) for nb in notebooks}
     assert want <= set(pages), f"pages missing: {want - set(pages)}"
     for p in manifest["pages"]:
         if p["images"]:
@@ -72,9 +74,9 @@ def test_every_page_renders(site):
 def test_chapters_store_their_outputs(site):
     "A chapter whose page shows figures keeps them in the notebook too, so it reads on a code host."
     site, _ = site
-    manifest = json.loads((site / docs.MANIFEST).read_text())
+    manifest = json.loads((site / docs_pages.MANIFEST).read_text())
     bare = [p["source"] for p in manifest["pages"] if p["images"] and not p["source"].startswith("nbs/experiments/")
-            and not docs.count_images(json.loads((ROOT / p["source"]).read_text()))]
+            and not docs_render.count_images(json.loads((ROOT / p["source"]).read_text()))]
     assert not bare, f"{bare} show figures on the site but store none: run `hnwm docs --store-outputs` and commit"
 
 
@@ -92,10 +94,10 @@ def test_check_catches_a_broken_link(site, tmp_path):
     "A page with a broken local link, or a missing page, fails the check and is named."
     bad = tmp_path / "site"
     shutil.copytree(site[0], bad)
-    manifest = json.loads((bad / docs.MANIFEST).read_text())
+    manifest = json.loads((bad / docs_pages.MANIFEST).read_text())
     manifest["pages"] = [p for p in manifest["pages"] if p["page"] == "index.html"] + [
         dict(page="gone.html", source="nbs/gone.ipynb", title="gone", images=0)]
-    (bad / docs.MANIFEST).write_text(json.dumps(manifest))
+    (bad / docs_pages.MANIFEST).write_text(json.dumps(manifest))
     index = (bad / "index.html").read_text()
     (bad / "index.html").write_text(index.replace("</main>", '<a href="nowhere.html">x</a></main>', 1))
     with pytest.raises(docs_check.DocsCheckError) as e:
@@ -147,16 +149,16 @@ def test_docs_notebooks_index_first_hidden_folders_left_out(tmp_path):
     for name in ["index.ipynb", "02_b.ipynb", "00_a.ipynb", "experiments/x.ipynb", "_proc/00_a.ipynb", ".ipynb_checkpoints/y.ipynb"]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("{}")
-    assert [str(p) for p in docs.docs_notebooks(tmp_path)] == ["index.ipynb", "00_a.ipynb", "02_b.ipynb", "experiments/x.ipynb"]
+    assert [str(p) for p in docs_pages.docs_notebooks(tmp_path)] == ["index.ipynb", "00_a.ipynb", "02_b.ipynb", "experiments/x.ipynb"]
     (tmp_path / "index.ipynb").unlink()
     with pytest.raises(FileNotFoundError, match="index.ipynb is missing"):
-        docs.docs_notebooks(tmp_path)
+        docs_pages.docs_notebooks(tmp_path)
 
 
 def test_page_names_are_nbdevs():
     from nbdev.config import nbpath2html
     for nb in ["00_core.ipynb", "02a_euler_validation.ipynb", "index.ipynb", "experiments/01_ladder.ipynb"]:
-        assert docs.page_name(nb).with_suffix(".html") == PurePosixPath(nbpath2html(nb).as_posix())
+        assert docs_pages.page_name(nb).with_suffix(".html") == PurePosixPath(nbpath2html(nb).as_posix())
 
 
 PAGES = {PurePosixPath("index.ipynb"): PurePosixPath("index.ipynb"), PurePosixPath("00_core.ipynb"): PurePosixPath("core.ipynb"),
@@ -173,13 +175,13 @@ contents:
   - text: Core
     href: 00_core.ipynb
 """)
-    mapped = docs.map_entries(side, PAGES)
+    mapped = docs_pages.map_entries(side, PAGES)
     assert mapped["contents"] == ["index.ipynb", "core.ipynb", "euler.ipynb", {"text": "Core", "href": "core.ipynb"}]
 
 
 def test_sidebar_reaches_every_page_once():
     side = yaml.safe_load((ROOT / "nbs" / "sidebar.yml").read_text())["website"]["sidebar"]
-    pages = docs.page_map(ROOT / "nbs")
+    pages = docs_pages.page_map(ROOT / "nbs")
     found = []
 
     def walk(entry):
@@ -192,7 +194,7 @@ def test_sidebar_reaches_every_page_once():
                 found.append(entry["href"])
         else:
             found.append(entry)
-    walk(docs.map_entries(side["contents"], pages))
+    walk(docs_pages.map_entries(side["contents"], pages))
     assert sorted(found) == sorted(str(p) for p in pages.values()), (
         f"missing: {sorted(set(map(str, pages.values())) - set(found))}; twice: {sorted({f for f in found if found.count(f) > 1})}")
 
@@ -202,10 +204,10 @@ def test_fix_page_front_matter_links_and_sources():
         {"cell_type": "raw", "metadata": {}, "source": "---\ntitle: euler\noutput-file: euler.html\n---\n"},
         {"cell_type": "markdown", "metadata": {}, "source": "See [core](../00_core.ipynb#env) and [the code](/blob/main/hybrid_nbs/core.py#L5)."},
         {"cell_type": "code", "metadata": {}, "source": "", "outputs": [{"output_type": "display_data", "data": {"image/png": "iVBOR"}}]}]}
-    fixed, srcs = docs.fix_page(nb, PurePosixPath("experiments/ladder.ipynb"), PAGES)
+    fixed, srcs = docs_render.fix_page(nb, PurePosixPath("experiments/ladder.ipynb"), PAGES)
     assert fixed["cells"][0]["source"] == "---\ntitle: euler\n---\n"
     assert fixed["cells"][1]["source"] == "See [core](../core.ipynb#env) and [the code](../source/hybrid_nbs/core.py#L5)."
-    assert (srcs, docs.count_images(fixed)) == ({"hybrid_nbs/core.py"}, 1)
+    assert (srcs, docs_render.count_images(fixed)) == ({"hybrid_nbs/core.py"}, 1)
 
 
 def test_page_dom_and_local_targets(tmp_path):
@@ -243,7 +245,7 @@ def test_a_tiny_site_end_to_end(tmp_path):
         _cell("code", "#| fig-cap: A falling line.\n#| fig-alt: A straight line from (0, 1) down to (1, 0).\nplt.plot([0, 1], [1, 0]);"),
         _cell("code", "#| slow\nprint('slow ' + 'cell ran')")]}))
     built = docs.build_docs(proj, quiet=True)
-    man = json.loads((built / docs.MANIFEST).read_text())
+    man = json.loads((built / docs_pages.MANIFEST).read_text())
     assert [(p["page"], p["title"], p["images"]) for p in man["pages"]] == [("index.html", "tiny", 1)]
     assert "slow cell ran" not in (built / "index.html").read_text()
     if _chromium() is not None:
@@ -290,7 +292,7 @@ def test_experiment_pages_show_published_results(tmp_path):
     index = (built / "index.html").read_text()
     assert index.count("<math") == 2 and "katex" not in index.lower() and "\\(" not in index
     assert "lVert" not in index and "‖" in index, "a sized delimiter is typeset as its character, not its TeX name"
-    man = json.loads((built / docs.MANIFEST).read_text())
+    man = json.loads((built / docs_pages.MANIFEST).read_text())
     assert [(p["page"], p["profile"]) for p in man["pages"]] == [("index.html", None), ("experiments/x.html", "laptop")]
     if _chromium() is not None:
         docs_check.check_docs(built)
@@ -391,7 +393,7 @@ def _page_defects(path: Path) -> list[str]:
         found += ["made from uncommitted changes"] if stamp.get("dirty") else []
         if not source.is_file():
             found.append(f"its notebook {stamp.get('source')} is gone")
-        elif docs.results_banner(nb, json.loads(source.read_text()), path.name)[1]:
+        elif docs_render.results_banner(nb, json.loads(source.read_text()), path.name)[1]:
             found.append(f"stale: {stamp.get('source')} changed since the run of {stamp.get('commit')}")
     return found
 

@@ -33,7 +33,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
-from docs import MANIFEST  # the sibling tool that writes the manifest (tools/ is on sys.path, as for a script)
+from docs_pages import MANIFEST  # the sibling tool that names the manifest (tools/ is on sys.path, as for a script)
 
 __all__ = ['CAPTIONS_PENDING', 'CHROMIUM_FLAGS', 'CHROMIUM_NAMES', 'DocsCheckError', 'RAW_TEX', 'WARNING_TEXT', 'find_chromium', 'dump_dom',
            'PageDom', 'local_target',
