@@ -17,7 +17,7 @@ from pathlib import Path
 from .core import PROFILE_ENV_VAR, PROFILES, SPLITS, get_profile
 from .envs import ENV_NAMES
 from .lanes import run_job
-from .paths import checkout_root, project_root
+from .paths import checkout_root, project_root, store_path
 
 # %% auto #0
 __all__ = ['SEED_MAX', 'MAX_PROCESSES', 'FALLBACK_PROFILES', 'COMMANDS', 'dev_tool', 'command_profile', 'main']
@@ -158,8 +158,16 @@ def _parser() -> argparse.ArgumentParser:
     y.add_argument("--gpu-tflops", type=_float_in(0, 10**6), help="peak TFLOP/s of the GPU projected for (default: H100/H200 bf16 dense, 989)")
     y.add_argument("--utilisation", type=_float_in(0, 1), help="share of that peak assumed reached (default: 0.3)")
     y.add_argument("--save", action="store_true", help="write tables/<profile>_projection.json and .md under --out")
-    b = sub.add_parser("bench", parents=[profile, out], help="benchmarks")
-    b.add_argument("what", choices=("solvers",), help="what to benchmark")
+    b = sub.add_parser("bench", parents=[profile, out], help="benchmarks: the solvers, or the training data path")
+    b.add_argument("what", choices=("solvers", "loader"), help="solvers: the main job's solver benchmark notebooks; "
+                   "loader: what a training step consumes against what each way of reading the train split delivers")
+    b.add_argument("--env", default="all", help="loader: a registered environment, 'all' (those with a train split "
+                   "built) or module:Class (default: all)")
+    b.add_argument("--root", type=_folder, help="loader: data folder holding <profile>/<env>/ (default: data/)")
+    b.add_argument("--workers", type=_int_in(0, MAX_PROCESSES), nargs="+", default=[0, 1, 2, 4],
+                   help="loader: DataLoader worker counts tried on the store (default: 0 1 2 4)")
+    b.add_argument("--pairs", type=_int_in(1, 10**7), default=512, help="loader: random training pairs each row reads (default: 512)")
+    b.add_argument("--threads", type=_int_in(1, MAX_PROCESSES), default=1, help="loader: torch threads of the timed training steps (default: 1)")
     d = sub.add_parser("docs", help="render the docs site from nbs/_quarto.yml and check it in headless Chromium")
     d.add_argument("--profile", default=None, choices=tuple(PROFILES),
                    help="profile used to execute the chapters (default: $HYBRID_NBS_PROFILE, else smoke)")
@@ -245,6 +253,22 @@ def _dry_run(args, prof) -> int:
     return 0
 
 
+def _bench(args, prof) -> int:
+    if args.what == "solvers":
+        return _print_records(run_job("main", prof, ["experiments/bench_"], args.out))
+    from hybrid_nbs.envs import expand_envs
+    from hybrid_nbs.loader_bench import loader_bench, loader_markdown
+    envs = expand_envs(args.env)
+    if args.env == "all":  # the environments whose train split is built; a named one without it is an error
+        envs = [e for e in envs if store_path(e, prof, "train", args.root).exists()]
+        if not envs:
+            raise ValueError(f"no train split is built at the {prof} profile under {args.root or 'data/'}; build one "
+                             f"first: hnwm data --profile {prof}")
+    for env in envs:
+        print(loader_markdown(loader_bench(env, prof, args.root, args.workers, args.pairs, args.threads)))
+    return 0
+
+
 def _docs(args, prof) -> int:
     site = dev_tool("docs").docs_main(prof, None if args.results == "none" else args.results, check=not args.no_check,
                                        store=args.store_outputs)
@@ -255,7 +279,7 @@ def _docs(args, prof) -> int:
 COMMANDS = {  # command -> its runner (args, profile) -> exit status
     "reproduce": _reproduce, "study": _reproduce, "data": _data, "train": _train, "evaluate": _evaluate,
     "dry-run": _dry_run, "docs": _docs,
-    "bench": lambda args, prof: _print_records(run_job("main", prof, ["experiments/bench_"], args.out)),
+    "bench": _bench,
     "readme": lambda args, prof: dev_tool("readme").main([])}
 
 

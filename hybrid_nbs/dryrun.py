@@ -20,21 +20,20 @@ import numpy as np
 import torch
 import zarr
 
-from .card import norm_stats
-from .core import LONG_SPLITS, SPLITS, Profile, check_positive, check_split, get_profile, make_rng, threads
-from .env import Env
+from .core import check_positive, check_split, get_profile, LONG_SPLITS, make_rng, Profile, SPLITS, threads
 from .data import build_dataset, check_sizes, store_bytes
-from .store import CODECS, open_store, read_trajectory, stored_params
 from .dataset import horizon_ladder
+from .env import Env
 from .envs import expand_envs, make_env
 from .errormap import step_doubling
 from .hybrid import HybridSimulator
+from .loader_bench import profile_model, time_train_steps
 from .model import build_model, model_config_for, n_params
 from .model_cost import count_flops
+from .pairs import epoch_pairs, PairSource
 from .paths import data_root, project_root, store_path
-from .loss import PairLoss, param_stats
-from .pairs import PairSource, epoch_pairs
-from .train_config import TrainConfig, train_config_for
+from .store import CODECS, open_store, read_trajectory, stored_params
+from .train_config import TrainConfig
 
 # %% auto #0
 __all__ = ['GPU', 'DISK_GB', 'GB', 'free_resources', 'check_fits', 'split_bytes', 'saved_ratios', 'check_data_fits',
@@ -228,30 +227,11 @@ def measure_model(env: Env,  # at the profile's size
                   gpu: dict = GPU,  # name, peak tflops and the utilisation assumed
                   ) -> dict:
     "A few training steps of the profile's model, one step-doubling map and one Mode 2 call on a batch; projected to the full config on this CPU and on `gpu`."
-    cfg = train_config_for(env, profile.name)
-    src = PairSource(store_path(env, profile, "train", scratch), cfg.memory_gb)
-    norm = norm_stats(env, profile, scratch, save=False)
-    pm, ps = param_stats(src.params)
-    model = build_model(model_config_for(env, profile.name), env=env, state_mean=norm["state_mean"],
-                        state_std=norm["state_std"], param_mean=pm, param_std=ps, seed=0,
-                        max_horizon=min(cfg.max_horizon, src.n_frames - 1))
-    if model.grid:
-        model = model.to(memory_format=torch.channels_last)
+    model, cfg, src = profile_model(env, profile, scratch)
     mem_need = activation_bytes(model, batch, cfg.chain_frac)
-    loss_mod, opt = PairLoss(model, cfg), torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     pairs = epoch_pairs(src.n_traj, src.n_frames, (steps + 1) * batch, 0, 0, cfg)
-    times = []
-    for x, y, h, p in src.batches(pairs, batch):  # float32 on a CPU, as `train` does (mixed precision is for CUDA)
-        t0 = time.perf_counter()
-        x, y = model.state_norm(x), model.state_norm(y)
-        if model.grid:
-            x, y = (t.contiguous(memory_format=torch.channels_last) for t in (x, y))
-        direct, chain = loss_mod(x, y, h, p)
-        opt.zero_grad(set_to_none=True)
-        (direct + cfg.chain_weight * chain).backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.clip)
-        opt.step()
-        times.append(time.perf_counter() - t0)
+    # float32 on a CPU, as `train` does (mixed precision is for CUDA); the batches read first, the steps alone timed
+    times = time_train_steps(model, cfg, list(src.batches(pairs, batch)))
     step_s = float(np.median(times[1:]))
     reader = PairSource(src.path, memory_gb=0)  # pair by pair from the store, as a split larger than memory_gb is read
     t0 = time.perf_counter()

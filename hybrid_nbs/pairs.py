@@ -5,23 +5,25 @@
 # %% ../nbs/06c_pairs.ipynb #t7c1499
 from __future__ import annotations
 
+import asyncio
 import math
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 import torch
+from zarr.core.sync import sync  # zarr's own event loop: works inside a running one (a notebook's) too
 
 from .coarse import cache_starts, CoarseSolve, prolong
 from .conformance import symmetry_errors
 from .core import make_rng
 from .store import content_digest, open_store, read_meta, read_trajectory
-from .dataset import horizon_ladder, PairDataset, sample_pairs
+from .dataset import horizon_ladder, sample_pairs
 from .env import Env
 from .train_config import TrainConfig
 
 # %% auto #0
-__all__ = ['epoch_pairs', 'rung_pairs', 'PairSource', 'augmenter']
+__all__ = ['epoch_pairs', 'rung_pairs', 'read_pairs', 'PairSource', 'augmenter']
 
 # %% ../nbs/06c_pairs.ipynb #c011
 def epoch_pairs(n_traj: int, n_frames: int, n: int, seed: int, epoch: int, cfg: TrainConfig) -> np.ndarray:
@@ -63,6 +65,46 @@ def _all_states(g) -> np.ndarray:
     raise ValueError("unreadable states, though every trajectory reads alone")  # not reached for a damaged shard
 
 
+def read_pairs(g,  # an open store (`open_store`)
+               pairs: np.ndarray,  # (N, 3) rows (trajectory, t0, h)
+               ) -> tuple[np.ndarray, np.ndarray]:  # (N, *state) each: the frames at t0 and at t0 + h
+    "The start and target frames of every row, read in one concurrent batch (zarr's async array); a clear error if any is unreadable."
+    arr = g["states"]
+    reads = [arr.async_array.getitem((int(i), int(t))) for i, t0, h in pairs for t in (t0, t0 + h)]
+
+    async def gather():  # one round trip for the whole batch: zarr's per-call overhead paid once, the chunks read together
+        return await asyncio.gather(*reads)
+    try:
+        frames = np.stack(sync(gather())) if reads else np.zeros((0, *arr.shape[2:]), arr.dtype)
+    except Exception:  # noqa: BLE001 - find which trajectory, below, and name it
+        frames = None
+    if frames is None or not np.isfinite(frames).all():
+        for i, t0, h in pairs:
+            read_trajectory(g, int(i), [int(t0), int(t0 + h)])  # raises, naming the store and the repair
+        raise ValueError("unreadable frames, though every pair reads alone")  # not reached for a damaged chunk
+    return frames[0::2], frames[1::2]
+
+
+class _StoreBatches(torch.utils.data.Dataset):
+    "Batch k of `pairs` read from the store at `path`: a DataLoader's workers read whole batches side by side."
+    def __init__(self, path: Path, pairs: np.ndarray, batch_size: int, params: torch.Tensor):
+        self.path, self.pairs, self.batch_size, self.params, self._g = path, pairs, batch_size, params, None
+
+    def __len__(self):
+        return math.ceil(len(self.pairs) / self.batch_size)
+
+    def __getstate__(self):
+        return {**self.__dict__, "_g": None}  # each worker opens its own handle
+
+    def __getitem__(self, k: int):
+        if self._g is None:
+            self._g = open_store(self.path)
+        rows = self.pairs[k * self.batch_size:(k + 1) * self.batch_size]
+        x, y = read_pairs(self._g, rows)
+        i, h = torch.from_numpy(np.ascontiguousarray(rows[:, 0])), torch.from_numpy(rows[:, 2].astype(np.float32))
+        return torch.from_numpy(x), torch.from_numpy(y), h, self.params[i]
+
+
 class PairSource:
     "Batches (state, target, horizon, params) of raw float32 tensors from one split's store; with `attach_coarse`, each pair's cached coarse solution too."
     def __init__(self, path: str | Path, memory_gb: float = 4.0):
@@ -97,11 +139,10 @@ class PairSource:
                 i, t0, h = torch.from_numpy(np.ascontiguousarray(pairs[k:k + batch_size])).T
                 yield self.states[i, t0], self.states[i, t0 + h], h.float(), self.params[i]
             return
-        ds = PairDataset(self.path, n_pairs=1)
-        ds.pairs = pairs  # our rows replace its own draw; __getitem__ reads ds.pairs
-        loader = torch.utils.data.DataLoader(ds, batch_size=batch_size, shuffle=False, num_workers=workers,
-                                             persistent_workers=False)  # no randomness in the workers
-        yield from loader
+        # a batch at a time, its frames read concurrently; with workers, that many batches side by side
+        ds = _StoreBatches(self.path, np.asarray(pairs, np.int64), batch_size, self.params)
+        yield from torch.utils.data.DataLoader(ds, batch_size=None, shuffle=False, num_workers=workers,
+                                               persistent_workers=False)  # no randomness in the workers
 
     def attach_coarse(self, cache,  # `open_coarse_cache` of this split
                       solve: CoarseSolve) -> np.ndarray:  # the coarse solve it holds

@@ -154,6 +154,10 @@ def test_concurrency_and_os_errors(root, tmp_path):
     data = bytearray(shard.read_bytes()); data[len(data) // 2] ^= 0xFF; shard.write_bytes(bytes(data))
     with pytest.raises(ValueError, match=r"trajectory \d+ is corrupt.*--verify"):
         PairSource(path)
+    streamed = PairSource(path, memory_gb=0)  # read a batch at a time from the store: the same error, naming the trajectory
+    every = np.array([[i, 0, t] for i in range(streamed.n_traj) for t in range(1, streamed.n_frames)])
+    with pytest.raises(ValueError, match=r"trajectory \d+ is corrupt.*--verify"):
+        list(streamed.batches(every, 8))
     assert main(["data", "--env", "euler", "--profile", "smoke", "--root", str(tmp_path / "smoke" / "euler" / "val.zarr" /
                                                                                    "zarr.json"), "--workers", "0"]) == 1
 

@@ -67,7 +67,7 @@ LAYERS = {
     "contract": ("core", "symmetry", "env", "paths", "conformance"),
     "solvers": ("envs",),
     "data": ("store", "data", "card", "dataset", "coarse"),
-    "learning": ("nets", "model", "units", "checkpoint", "train_config", "pairs", "loss", "train", "lr_range", "model_cost"),
+    "learning": ("nets", "model", "units", "checkpoint", "train_config", "pairs", "loss", "train", "lr_range", "loader_bench", "model_cost"),
     "uncertainty": ("errormap", "baselines", "error_head", "conformal", "baselines_fit"),
     "evidence": ("metrics", "metrics_ci", "evidence", "gates"),
     "operation": ("hybrid", "timing", "solver_runs", "speed"),
