@@ -139,7 +139,7 @@ class PeriodicConv2d(nn.Conv2d):
         "The convolution of `x`, the grid wrapped around (no boundary)."
         return F.conv2d(circular_pad(x, self.kernel_size[0] // 2), self.weight, self.bias, self.stride)
 
-
+# %% ../nbs/05d_nets.ipynb #e0997e8
 def _conv3(c_in: int, c_out: int, padding: str, stride: int = 1) -> nn.Conv2d:
     if padding == "circular":
         return PeriodicConv2d(c_in, c_out, 3, stride=stride)
@@ -205,7 +205,7 @@ class UNet(nn.Module):
         out = self.out(F.silu(self.out_norm(h)))
         return F.pixel_shuffle(out, self.patch) if self.patch > 1 else out
 
-
+# %% ../nbs/05d_nets.ipynb #efd0b6e
 class MLPBlock(nn.Module):
     "Pre-activation residual MLP block with FiLM between its two linear layers."
     def __init__(self, width: int, cond_dim: int):
