@@ -144,6 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--n-boot", type=_int_in(1, 10**6), default=1000, help="bootstrap resamples for the confidence intervals")
     e.add_argument("--starts", type=_int_in(1, 10**4), default=4, help="start frames per trajectory and horizon")
     e.add_argument("--threads", type=_int_in(1, MAX_PROCESSES), default=1, help="threads of the scoring (torch and numba)")
+    e.add_argument("--scheduler", help="a Dask scheduler (tcp://host:port) whose workers score the splits, each its own "
+                   "(they read the stores under --root: a shared file system); default: this process")
     y = sub.add_parser("dry-run", parents=[out], help="build, train and evaluate a few trajectories at a profile's sizes; "
                        "project disk, CPU-hours and GPU-hours of the full run")
     y.add_argument("--profile", default=None, choices=tuple(PROFILES),
@@ -234,7 +236,7 @@ def _evaluate(args, prof) -> int:
     from hybrid_nbs.evaluate import mode2_markdown
     from hybrid_nbs.pipeline import evaluate_main
     from hybrid_nbs.report import gates_markdown, horizons_markdown, load_runs, summarise_env
-    res = evaluate_main(args.env, prof, args.seed, args.root, args.starts, args.threads)
+    res = evaluate_main(args.env, prof, args.seed, args.root, args.starts, args.threads, args.scheduler)
     for name, r in (res.items() if args.env == "all" else [(res["env"], res)]):
         spec = name if args.env == "all" else args.env  # an import path `module:Class` is not a registered name
         s = summarise_env(load_runs(spec, prof, (args.seed,), args.root), n_boot=args.n_boot)

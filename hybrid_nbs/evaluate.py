@@ -5,7 +5,6 @@
 # %% ../nbs/10a_evaluate.ipynb #c002
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import math
@@ -15,80 +14,32 @@ from typing import Sequence
 
 import numpy as np
 
-from .core import check_positive, check_split, get_profile, threads
-from .env import Env
-from .store import check_solver, open_store, read_trajectory, stored_params
-from .envs import make_env
-from .paths import eval_path, store_path, write_atomic
-from .errormap import step_doubling
-from .baselines_fit import BASELINES, baseline_applies, run_baseline
+from .baselines_fit import baseline_applies, BASELINES, run_baseline
 from .conformal import calib_folds, calibrate_conformal, calibrate_knn_conformal, calibrate_weighted_conformal
+from .core import get_profile, threads
+from .env import Env
+from .envs import make_env
 from .error_head import fit_error_head
+from .errormap import step_doubling
 from .evidence import PROTOCOL_VERSION, save_records
+# load_split and SplitData stay importable from here too: the experiment notebooks read them from evaluate
+from .held_out import SplitData, eval_design, load_split
 from .hybrid import HybridSimulator, quantile_threshold
 from .metrics import cell_auroc, cell_spearman, deferral
 from .model import extrapolating
+from .paths import eval_path, store_path, write_atomic
+from .store import open_store
 from .units import cell_errors, motion, normalised, relative_error, trajectory_error
 
 # %% auto #0
-__all__ = ['TRIVIAL', 'PHYSICS_PREFIX', 'SCORED', 'SplitData', 'load_split', 'true_error_map', 'eval_design',
-           'nearest_train_distance', 'is_trivial', 'score_split', 'mode2_sweep', 'load_starts', 'calib_rows',
-           'baseline_resources', 'records_path', 'design_for', 'model_digest', 'evaluate_env', 'mode2_markdown']
+__all__ = ['TRIVIAL', 'PHYSICS_PREFIX', 'SCORED', 'true_error_map', 'nearest_train_distance', 'is_trivial', 'score_split',
+           'mode2_sweep', 'load_starts', 'calib_rows', 'baseline_resources', 'records_path', 'design_for',
+           'model_digest', 'score_one_split', 'evaluate_env', 'mode2_markdown']
 
-# %% ../nbs/10a_evaluate.ipynb #c005
-@dataclasses.dataclass
-class SplitData:
-    "Inputs, targets per horizon and parameters of one stored split."
-    states: np.ndarray  # (N, *state_shape) float64, frame t0
-    targets: dict  # horizon -> (N, *state_shape) float64, frame t0 + h
-    params: list  # N `Params` objects
-    vectors: np.ndarray  # (N, P) float32 param vectors
-    families: list = dataclasses.field(default_factory=list)  # N initial-condition families (`Env.family`)
-
-
-def load_split(env: str | Env, profile, split: str, horizons, root=None, t0: int = 0, limit: int | None = None) -> SplitData:
-    "Frame `t0` and frames `t0 + h` of every trajectory of a stored split (the first `limit` of them)."
-    check_split(split)
-    env = make_env(env, profile)
-    path = store_path(env, profile, split, root)
-    g = open_store(path, complete=True)
-    check_solver(g, env, path)  # frames of an edited solver are not its reference solution
-    n = int(g.attrs["size"]) if limit is None else min(limit, int(g.attrs["size"]))
-    frames = [t0, *(t0 + int(h) for h in horizons)]
-    if max(frames) >= int(g.attrs["n_frames"]):
-        raise ValueError(f"t0 + horizon reaches frame {max(frames)}, but the store holds {g.attrs['n_frames']} frames")
-    traj = np.stack([read_trajectory(g, i, frames) for i in range(n)]).astype(np.float64)
-    params = stored_params(env, g, n)
-    stored = g.attrs.get("families")  # recorded at build time; read off frame 0 for stores that predate it
-    families = list(stored[:n]) if stored else [env.family(q, read_trajectory(g, i, 0).astype(np.float64))
-                                                for i, q in enumerate(params)]
-    return SplitData(traj[:, 0], {int(h): traj[:, k + 1] for k, h in enumerate(horizons)}, params,
-                     np.stack([env.param_vector(p) for p in params]), families)
-
-
+# %% ../nbs/10a_evaluate.ipynb #e2081ee
 def true_error_map(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
     "Per-cell (per-ball) error norm over channels, in the model's per-channel normalised units (`cell_errors`)."
     return cell_errors(model, prediction, target)
-
-# %% ../nbs/10a_evaluate.ipynb #1218a991
-def eval_design(model_horizon: int,  # the longest horizon the surrogate was trained on (frames)
-                calib_frames: int,  # frames per trajectory of the in-distribution splits (train, val, calib)
-                test_frames: int,  # frames per trajectory of test and the OOD splits
-                n_starts: int = 4) -> dict:  # start frames per trajectory and horizon
-    "The scored pairs: the horizon ladder, the horizons beyond it, and the start frames per horizon."
-    for v, name in ((model_horizon, "model_horizon"), (calib_frames, "calib_frames"), (test_frames, "test_frames"),
-                    (n_starts, "n_starts")):
-        check_positive(v, name, integer=True)
-    top = min(model_horizon, calib_frames - 1)
-    ladder = [int(h) for h in 2 ** np.arange(1, 12) if h <= top]
-    if not ladder:
-        raise ValueError(f"trajectories of {calib_frames} frames leave no horizon of 2 frames to score")
-    beyond = [int(round(f * ladder[-1])) for f in (1.25, 1.5, 2.0, 2.5)]
-    beyond = [h for h in beyond if model_horizon < h <= test_frames - 1]
-    # start frames inside the range training saw (t0 + h <= calib_frames - 1); beyond the ladder only frame 0 exists
-    starts = {h: sorted({int(t) for t in np.linspace(0, calib_frames - 1 - h, n_starts).round()}) for h in ladder}
-    starts.update({h: [0] for h in beyond})
-    return dict(horizons=ladder, beyond=beyond, h_max=ladder[-1], starts=starts, n_starts=n_starts)
 
 # %% ../nbs/10a_evaluate.ipynb #bdeea83a
 def nearest_train_distance(model, states: np.ndarray, vectors: np.ndarray,  # (N, ...) frame-0 states, (N, P) params
@@ -321,6 +272,30 @@ def model_digest(model) -> str:
     return h.hexdigest()[:16]
 
 
+def _starts_key(env: Env, prof, split: str, design: dict, limit, root):
+    return lambda: ("starts", split, repr(design), limit, str(store_path(env, prof, split, root)))
+
+
+def score_one_split(env: Env, model, prof, root, design: dict, split: str,
+                    resources: dict | None, limit: int | None, shared: dict | None = None) -> tuple[dict, dict, int]:
+    "One split's records, seconds per baseline and trajectory count: the unit `evaluate_env` runs here or fans out on Dask."
+    # read once for every seed: the stored trajectories do not depend on the network
+    train0 = _once(shared, lambda: ("train0", str(store_path(env, prof, "train", root))),
+                   lambda: load_split(env, prof, "train", [], root))
+    data = _once(shared, _starts_key(env, prof, split, design, limit, root),
+                 lambda: load_starts(env, prof, split, design, root, limit))
+    d0 = data[0]
+    dist = nearest_train_distance(model, d0.states, d0.vectors, train0.states, train0.vectors)
+    rec, secs = score_split(env, model, data, design, None if split == "calib" else resources, distance=dist,
+                            solve_at=design["h_max"] if split == "test" else None, shared=shared)
+    return rec, secs, len(d0.states)
+
+
+def _score_remote(env, model, prof, root, design, split, resources, limit, n_threads):
+    with threads(n_threads):  # a Dask worker's own process: its threads set here
+        return score_one_split(env, model, prof, root, design, split, resources, limit)
+
+
 def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
                  resources: dict | None = None,  # baseline resources (`baseline_resources`); None: step doubling only
                  fit_seconds: dict | None = None,  # what fitting each baseline's resources cost, for the table
@@ -328,31 +303,28 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
                  limit: int | None = None,  # score only the first `limit` trajectories of each split
                  n_threads: int = 1,  # threads of the scoring (torch and numba); nothing here is timed
                  shared: dict | None = None,  # one dict passed to every seed's evaluation: seed-free maps, solves and splits, once
-                 save: bool = True) -> dict:  # write the records and the summary JSON beside the data
+                 save: bool = True,  # write the records and the summary JSON beside the data
+                 client=None) -> dict:  # a Dask client (`data.dask_client`): the splits scored on its workers
     "Score calib, test and OOD pairs (records per split) and run Mode 2 end to end, for one trained seed."
     prof = get_profile(profile)
     env = make_env(env, prof)
     design = design_for(env, model, prof, root, n_starts)
-    train0 = load_split(env, prof, "train", [], root)
     digest = model_digest(model)
+    shared = {} if shared is None else shared  # within this seed at least: calib and test are read once
     out = dict(env=env.name, profile=prof.name, seed=seed, model=digest, design={k: v for k, v in design.items() if k != "starts"},
                starts={str(h): v for h, v in design["starts"].items()}, n={}, seconds_per_traj={}, records={})
+    splits = ("calib", *SCORED)
+    if client is not None:  # every split on a worker of its own; the workers read the stores under `root` themselves
+        futures = [client.submit(_score_remote, env, model, prof, root, design, sp, resources, limit, n_threads, pure=False)
+                   for sp in splits]
+        done = dict(zip(splits, client.gather(futures)))
     with threads(n_threads):
-        for split in ("calib", *SCORED):
-            # read once for every seed: the stored trajectories do not depend on the network
-            data = _once(shared, lambda: ("starts", split, repr(design), limit, str(store_path(env, prof, split, root))),
-                         lambda: load_starts(env, prof, split, design, root, limit))
-            d0 = data[0]
-            dist = nearest_train_distance(model, d0.states, d0.vectors, train0.states, train0.vectors)
-            rec, secs = score_split(env, model, data, design, None if split == "calib" else resources, distance=dist,
-                                    solve_at=design["h_max"] if split == "test" else None, shared=shared)
-            out["n"][split] = len(d0.states)
-            out["seconds_per_traj"][split] = secs
-            out["records"][split] = rec
-            if split == "calib":
-                calib = data
-            if split == "test":
-                test = data
+        if client is None:
+            done = {sp: score_one_split(env, model, prof, root, design, sp, resources, limit, shared) for sp in splits}
+        for split, (rec, secs, n) in done.items():
+            out["n"][split], out["seconds_per_traj"][split], out["records"][split] = n, secs, rec
+        calib, test = (_once(shared, _starts_key(env, prof, sp, design, limit, root),
+                             lambda sp=sp: load_starts(env, prof, sp, design, root, limit)) for sp in ("calib", "test"))
         out["mode2"] = mode2_sweep(env, model, calib, test, design["h_max"])
     out["baseline_fit_seconds"] = dict(fit_seconds or {})
     if save:
@@ -363,6 +335,7 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
             out["records"][split] = str(save_records(records_path(env, prof, seed, split, root), rec, meta))
         write_atomic(eval_path(env, prof, seed, root), json.dumps(dict(out, protocol=PROTOCOL_VERSION), indent=1, default=float))
     return out
+
 
 # %% ../nbs/10a_evaluate.ipynb #c015
 def _ci(v, digits=3) -> str:

@@ -13,12 +13,12 @@ from .baselines import check_ensemble
 from .card import write_card
 from .checkpoint import load_model
 from .core import check_positive, exclusive, get_profile
-from .env import Env
 from .data import build_dataset, check_sizes, dask_client
-from .store import check_solver, content_digest, open_store
+from .env import Env
 from .envs import expand_envs, validate_env
 from .evaluate import evaluate_env
-from .paths import card_path, ckpt_dir, env_dir, eval_path, norm_path, store_path
+from .paths import card_path, ckpt_dir, env_dir, norm_path, store_path
+from .store import check_solver, content_digest, open_store
 from .train import train
 from .train_config import train_config_for
 
@@ -99,24 +99,26 @@ def evaluate_main(env: str | Env,  # registered name, "all", import path `module
                   profile: str | None = None, seed: int = 0,
                   root: str | Path | None = None,  # data folder holding <profile>/<env>/; default the project's data/
                   n_starts: int = 4,  # start frames per trajectory and horizon
-                  n_threads: int = 1) -> dict:
+                  n_threads: int = 1,
+                  scheduler: str | None = None) -> dict:  # a Dask scheduler's address: the splits scored on its workers
     "The `hnwm evaluate` command: score the best checkpoint of `env` (or of every environment); rows and JSON in <env>/eval/."
     prof = get_profile(profile)
     out = {}
-    for e in resolve_envs(env, prof):
-        folder = ckpt_dir(e, prof.name, seed, root)
-        if not any((folder / n).is_dir() for n in ("best", "best.old")):  # a `best.old` left by a kill: the loader recovers it
-            raise ValueError(f"no trained {e.name} surrogate at {folder / 'best'}; run `hnwm train --env {env} "
-                             f"--profile {prof.name} --seed {seed}` first")
-        model, meta = load_model(folder / "best", env=e, profile=prof.name)
-        path = store_path(e, prof, "train", root)
-        g = open_store(path, complete=True)
-        check_solver(g, e, path)
-        if meta.get("dataset", {}).get("content_sha256") not in (None, content_digest(g)):
-            raise ValueError(f"{folder / 'best'} was trained on other {e.name} data than {path} holds now (a rebuilt "
-                             f"dataset): train it again with `hnwm train --env {env} --profile {prof.name} --seed {seed} "
-                             "--no-resume`")
-        out[e.name] = evaluate_env(e, model, prof, root, seed, n_starts=n_starts, n_threads=n_threads)
+    with dask_client(scheduler, None if scheduler else 0) as client:  # no scheduler: in this process
+        for e in resolve_envs(env, prof):
+            folder = ckpt_dir(e, prof.name, seed, root)
+            if not any((folder / n).is_dir() for n in ("best", "best.old")):  # a `best.old` left by a kill: the loader recovers it
+                raise ValueError(f"no trained {e.name} surrogate at {folder / 'best'}; run `hnwm train --env {env} "
+                                 f"--profile {prof.name} --seed {seed}` first")
+            model, meta = load_model(folder / "best", env=e, profile=prof.name)
+            path = store_path(e, prof, "train", root)
+            g = open_store(path, complete=True)
+            check_solver(g, e, path)
+            if meta.get("dataset", {}).get("content_sha256") not in (None, content_digest(g)):
+                raise ValueError(f"{folder / 'best'} was trained on other {e.name} data than {path} holds now (a rebuilt "
+                                 f"dataset): train it again with `hnwm train --env {env} --profile {prof.name} --seed {seed} "
+                                 "--no-resume`")
+            out[e.name] = evaluate_env(e, model, prof, root, seed, n_starts=n_starts, n_threads=n_threads, client=client)
     return out if env == "all" else next(iter(out.values()))
 
 # %% ../nbs/10b_pipeline.ipynb #a03785e6

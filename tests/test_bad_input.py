@@ -197,7 +197,7 @@ def test_mode2_defers_bad_inputs(model, root):
 # with the command that builds it (which then works)
 def test_missing_split_names_the_command(tmp_path, monkeypatch):
     import re
-    from hybrid_nbs.evaluate import load_split
+    from hybrid_nbs.held_out import load_split
     build_dataset("balls", "smoke", "train", tmp_path, **Q)
     missing = store_path("balls", "smoke", "calib", tmp_path)
     want = f"no calib split at {missing}; build it with `hnwm data --env balls --profile smoke --split calib --root {tmp_path}`"

@@ -66,7 +66,7 @@ def test_import_graph_has_no_cycle():
 LAYERS = {
     "contract": ("core", "symmetry", "env", "paths", "conformance"),
     "solvers": ("envs",),
-    "data": ("store", "data", "card", "dataset", "coarse"),
+    "data": ("store", "data", "card", "dataset", "coarse", "held_out"),
     "learning": ("nets", "model", "units", "checkpoint", "train_config", "pairs", "loss", "train", "lr_range", "loader_bench", "model_cost"),
     "uncertainty": ("errormap", "baselines", "error_head", "conformal", "baselines_fit"),
     "evidence": ("metrics", "metrics_ci", "evidence", "gates"),
