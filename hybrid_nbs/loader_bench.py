@@ -98,9 +98,11 @@ def demand(env: str | Env, profile=None, root=None,
            batch: int | None = None) -> dict:  # rows per step (default: the profile's batch size)
     "Pairs/s and MB/s that training consumes: the profile's batch over the median step time measured here."
     prof = get_profile(profile)
-    env = make_env(env, prof)
+    return _demand(*profile_model(make_env(env, prof), prof, root), n_threads, steps, batch)
+
+
+def _demand(model: Surrogate, cfg: TrainConfig, src: PairSource, n_threads: int, steps: int, batch: int | None) -> dict:
     check_positive(steps, "steps", integer=True)
-    model, cfg, src = profile_model(env, prof, root)
     b = check_positive(batch, "batch", integer=True) if batch is not None else cfg.batch_size
     pairs = epoch_pairs(src.n_traj, src.n_frames, (steps + 1) * b, 0, 0, cfg)
     with threads(n_threads):
@@ -121,9 +123,9 @@ def loader_bench(env: str | Env, profile=None, root=None,
     if not path.exists():
         raise ValueError(f"no train split at {path}; build it first: hnwm data --env {env.name} --profile {prof.name}")
     check_positive(n_pairs, "n_pairs", integer=True)
-    need = demand(env, prof, root, n_threads, steps)
-    cfg = train_config_for(env, prof.name)
-    mem, disk = PairSource(path, cfg.memory_gb), PairSource(path, memory_gb=0)
+    model, cfg, mem = profile_model(env, prof, root)  # the split as training reads it: read once, for both uses
+    need = _demand(model, cfg, mem, n_threads, steps, None)
+    disk = PairSource(path, memory_gb=0)
     pairs = epoch_pairs(mem.n_traj, mem.n_frames, n_pairs, 0, 1, cfg)
     rows = [dict(read="memory", **read_rate(mem, pairs, need["batch"]))] if mem.states is not None else []
     for w in workers:
