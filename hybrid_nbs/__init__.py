@@ -9,7 +9,8 @@ __all__ = ['API']
 API = {  # public name -> the module (under hybrid_nbs) that defines it
     # the contract, profiles and environments
     "Env": "env", "PROFILES": "core", "get_profile": "core", "make_rng": "core", "set_threads": "core",
-    "check_env": "conformance", "Symmetry": "env", "make_env": "envs", "env_class": "envs", "ENV_NAMES": "envs",
+    "check_env": "conformance", "Symmetry": "env", "GridEnv": "env", "DataSpec": "env",
+    "SolverSetting": "capabilities", "offered": "capabilities", "make_env": "envs", "env_class": "envs", "ENV_NAMES": "envs",
     # data, model, training
     "data_main": "pipeline", "build_dataset": "data", "open_store": "store", "PairDataset": "dataset",
     "Surrogate": "model", "build_model": "model", "model_config_for": "model", "MODELS": "model",

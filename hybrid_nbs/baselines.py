@@ -12,13 +12,14 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from .capabilities import ParticleSensing, require, symmetries_of, TimeRefinement
 from .core import check_positive, make_rng, real_array
 from .env import Env
-from .symmetry import Symmetry
-from .store import open_store, read_meta, read_trajectory
 from .envs import check_same_env
-from .errormap import Uncertainty, step_doubling, uncertainty
+from .errormap import step_doubling, Uncertainty, uncertainty
 from .paths import store_path
+from .store import open_store, read_meta, read_trajectory
+from .symmetry import Symmetry
 from .units import channel_norm, normalised
 
 # %% auto #0
@@ -164,7 +165,7 @@ def spatial_gradient(fields: np.ndarray,  # (B, C, ny, nx)
 
 def gradient_map(model, states: np.ndarray, param_vectors, horizon: float,
                  source: str = "output",  # "output": sensor on the prediction; "input": on the initial state
-                 env: Env | None = None,  # needed for sets of particles: their sensor is `env.particle_sensor`
+                 env: Env | None = None,  # needed for sets of particles: their sensor is the Env's `ParticleSensing`
                  batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
     "Gradient-magnitude sensor per cell (normalised units), or the environment's impact proxy per particle."
     _check_model(model)
@@ -180,16 +181,14 @@ def gradient_map(model, states: np.ndarray, param_vectors, horizon: float,
     if env is None:
         raise ValueError(f"gradient_map on a set of particles ({c.env!r}) needs env= its environment (particle_sensor)")
     check_same_env(c.env_identity, env, "the model")
-    try:
-        m, units = env.particle_sensor(x if source == "input" else np.nan_to_num(pred, nan=np.inf), p, T, source)
-    except NotImplementedError as e:
-        raise ValueError(f"no gradient sensor for {c.env!r}: {e}") from None
+    m, units = require(env, ParticleSensing, "the gradient baseline on a set of particles").particle_sensor(
+        x if source == "input" else np.nan_to_num(pred, nan=np.inf), p, T, source)
     return uncertainty(f"gradient_{source}", _inf_where(m, diverged(pred)) if pred is not None else m, pred, units=units,
                        top_fraction=top_fraction)
 
 # %% ../nbs/08_baselines.ipynb #c027
 def tta_map(model, states: np.ndarray, param_vectors, horizon: float,
-            env: Env | None = None,  # the model's environment: its `symmetries()` are the default transforms
+            env: Env | None = None,  # the model's environment: its symmetries (`symmetries_of`) are the default transforms
             transforms: Sequence[Symmetry] | None = None,  # or explicit transforms; include the identity
             batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
     "Per-cell spread of g^-1 f(g s, T) over symmetries g (normalised units); prediction = their mean."
@@ -200,7 +199,7 @@ def tta_map(model, states: np.ndarray, param_vectors, horizon: float,
         if env is None:
             raise ValueError("tta_map needs env= (its symmetries are the transforms) or transforms=")
         check_same_env(c.env_identity, env, "the model")
-        transforms = env.symmetries()
+        transforms = symmetries_of(env)
     transforms = list(transforms)
     if len(transforms) < 2:
         raise ValueError(f"TTA needs at least 2 transforms, got {len(transforms)}")
@@ -235,10 +234,7 @@ def richardson_map(env: Env, states: np.ndarray,
     shape = (-1, 1, 1) if grid else (1, -1)
     coarse_out, maps, secs, exact = [], [], [0.0, 0.0], False
     for s, q in zip(x, params):
-        try:
-            pair = env.timestep_pair(q)
-        except NotImplementedError as e:
-            raise ValueError(f"Richardson is not available: {e}") from None
+        pair = require(env, TimeRefinement, "the Richardson baseline").timestep_pair(q)
         exact |= pair is None
         t0 = time.perf_counter()
         c = (pair[0] if pair else env).advance(s, q, T)

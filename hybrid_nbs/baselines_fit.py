@@ -10,14 +10,15 @@ from typing import Callable
 
 import numpy as np
 
-from .baselines import (ensemble_map, gradient_map, richardson_map, step_doubling_map, tta_map)
-from .conformal import (calibrate_conformal, calibrate_knn_conformal, calibrate_weighted_conformal, conformal_map,
-                                  knn_conformal_map, weighted_conformal_map)
+from .baselines import ensemble_map, gradient_map, richardson_map, step_doubling_map, tta_map
+from .capabilities import symmetries_of, TimeRefinement
+from .conformal import (calibrate_conformal, calibrate_knn_conformal, calibrate_weighted_conformal,
+                                  conformal_map, knn_conformal_map, weighted_conformal_map)
 from .core import make_rng
 from .env import Env
+from .envs import make_env
 from .error_head import error_head_for, error_head_map
 from .errormap import Uncertainty
-from .envs import make_env
 from .model import build_model, model_config_for
 
 # %% auto #0
@@ -46,16 +47,15 @@ def _std(model) -> np.ndarray:
 
 def _richardson_applies(env: Env, params) -> str | None:
     "Richardson needs a time step to halve: undefined for an exact solver (or one that names none)."
-    try:
-        pair = env.timestep_pair(params)
-    except NotImplementedError:
+    if not isinstance(env, TimeRefinement):
         return "n/a (no time step to halve)"
+    pair = env.timestep_pair(params)
     return "n/a (exact solver)" if pair is None else None
 
 
 def _tta_applies(env: Env, params) -> str | None:
     "Test-time augmentation needs a symmetry besides the identity to average over."
-    return "n/a (no symmetry besides the identity)" if len(env.symmetries()) < 2 else None
+    return "n/a (no symmetry besides the identity)" if len(symmetries_of(env)) < 2 else None
 
 
 def _sd_intervals(s, p, T, model, calibration, env=None, targets=None, **_) -> Uncertainty:

@@ -14,12 +14,14 @@ from typing import Sequence
 import numpy as np
 import zarr
 
+from .capabilities import admissible_of, Coarsening, require
 from .core import check_positive, exclusive, get_profile, threads
-from .env import STORE_DTYPE, Env
 from .data import dask_client, frame_sha, run_tasks
-from .store import CODECS, META_CODECS, content_digest, open_store, read_trajectory, solver_hash, stored_params
+from .env import Env, STORE_DTYPE
 from .envs import env_identity, make_env
 from .paths import env_dir, store_path
+from .store import (CODECS, content_digest, META_CODECS, open_store, read_trajectory, solver_hash,
+                              stored_params)
 
 # %% auto #0
 __all__ = ['PROLONGS', 'CACHE_VERSION', 'check_coarsenable', 'prolong', 'CoarseSolve', 'coarse_cache_path', 'cache_starts',
@@ -30,12 +32,11 @@ PROLONGS = ("constant", "bilinear", "bicubic")  # constant: `Env.prolong` (cell 
 
 
 def check_coarsenable(env: Env) -> Env:
-    "`env`, or a `ValueError` naming the capability a corrected coarse solve needs: a grid and `Env.coarsened`."
-    if env.layout != "grid" or type(env).coarsened is Env.coarsened:
-        raise ValueError(f"{type(env).__name__} offers no coarser grid (it defines no Env.coarsened on a grid layout): "
-                         "a corrected coarse solve needs one; use the paper's surrogate for it, or define "
-                         "coarsened(factor) (see `coarser_grid`)")
-    return env
+    "`env`, or a `ValueError` naming the capability a corrected coarse solve needs: a grid that offers `Coarsening`."
+    if env.layout != "grid":
+        raise ValueError(f"{type(env).__name__} has no grid to coarsen: a corrected coarse solve needs one; use the "
+                         "paper's surrogate for it")
+    return require(env, Coarsening, "a corrected coarse solve (derive the Env from GridEnv)")
 
 # %% ../nbs/04c_coarse.ipynb #k009
 def _weights(mode: str, t: np.ndarray) -> dict[int, np.ndarray]:
@@ -114,7 +115,7 @@ class CoarseSolve:
         out, failed = np.full((len(states), n_frames + 1, *self.coarse_shape), np.nan, STORE_DTYPE), {}
         for i, (s, p) in enumerate(zip(np.asarray(states, np.float64), params)):
             try:
-                out[i] = self.coarse.rollout(self.env.restrict(self.env.admissible(s), self.factor), p, n_frames)
+                out[i] = self.coarse.rollout(self.env.restrict(admissible_of(self.env, s), self.factor), p, n_frames)
             except Exception as e:  # noqa: BLE001 - a refused or diverging coarse solve fails its own row only
                 failed[i] = f"{type(e).__name__}: {e}"
         return out, failed
@@ -129,7 +130,7 @@ class CoarseSolve:
         if not (np.isfinite(h).all() and (h == np.round(h)).all() and (h >= 1).all()):
             raise ValueError(f"a coarse solve advances whole frames >= 1; got horizons {np.unique(h)[:8].tolist()}")
         # a corrector's own state (the inner half-step of its map) may lie just outside what the solver takes
-        states = np.stack([self.env.admissible(s) if np.isfinite(s).all() else s for s in states])
+        states = np.stack([admissible_of(self.env, s) if np.isfinite(s).all() else s for s in states])
         coarse, out, failed = self.env.restrict(states, self.factor), np.full(states.shape, np.nan), {}
         for hh in np.unique(h).astype(np.int64):  # rows of one horizon advance side by side (`advance_many`)
             rows = np.flatnonzero(h == hh)

@@ -9,8 +9,9 @@ import dataclasses
 
 import numpy as np
 
-from .core import SPLITS, check_positive, make_rng
-from .env import LAYOUTS, Env, rollout
+from .capabilities import family_of, symmetries_of
+from .core import check_positive, make_rng, SPLITS
+from .env import Env, LAYOUTS, rollout
 
 # %% auto #0
 __all__ = ['symmetry_errors', 'check_env']
@@ -30,7 +31,7 @@ def symmetry_errors(env: Env, params, state: np.ndarray, n_frames: int = 2) -> d
     ref = env.advance(s, params, n_frames)
     scale = float(np.abs(ref).max()) or 1.0
     out = {}
-    for g in env.symmetries():
+    for g in symmetries_of(env):
         gs = np.ascontiguousarray(g.forward(s[None])[0])
         lhs = env.advance(gs, params, n_frames)
         out[g.name] = float(np.abs(lhs - g.forward(ref[None])[0]).max() / scale)
@@ -80,9 +81,9 @@ def check_env(env: Env, seed: int = 0, n_frames: int = 3, rtol: float = 1e-12,
     _expect_value_error(lambda: env.advance(bad, p, 1), "a NaN state")
     _expect_value_error(lambda: env.advance(s0[..., :-1], p, 1), "a wrongly shaped state")
     _expect_value_error(lambda: env.advance(s0, p, 0), "n_frames=0")
-    family = env.family(p, s0)
+    family = family_of(env, p, s0)
     assert isinstance(family, str) and family, "family(params, state) must return a non-empty string"
-    syms = env.symmetries()
+    syms = symmetries_of(env)
     assert syms and syms[0].name == "identity", "symmetries() must list the identity first"
     sym_err = symmetry_errors(env, p, s0, a + b)
     broken = {k: v for k, v in sym_err.items() if v > symmetry_rtol}

@@ -201,14 +201,15 @@ def equal_error_cost(ours: list[tuple[float, float]],  # our solver's (error, co
     return float(np.exp(np.interp(le, e, c))), "bound" if le > e[-1] else "interpolated"
 
 # %% ../nbs/00_core.ipynb #e39d83f
-_MOVED = ("Symmetry", "IDENTITY", "LAYOUTS", "restrict_grid", "prolong_grid", "coarser_grid", "SolverSetting",
-          "SurrogateDefaults", "dihedral_symmetries", "translation_symmetries", "Env", "STORE_DTYPE",
-          "TRAJECTORY_ERRORS", "rollout", "reference_advance", "advance_many")  # now in `hybrid_nbs.env`
+_MOVED = {**dict.fromkeys(("Symmetry", "IDENTITY", "LAYOUTS", "restrict_grid", "prolong_grid", "coarser_grid",
+                           "dihedral_symmetries", "translation_symmetries", "Env", "STORE_DTYPE", "TRAJECTORY_ERRORS",
+                           "rollout", "reference_advance", "advance_many"), "env"),
+          "SolverSetting": "capabilities", "SurrogateDefaults": "defaults"}  # name -> the module that now holds it
 
 
 def __getattr__(name: str):
-    "Forward a name the `env` module took over from core, on first use (no import cycle)."
+    "Forward a name another module took over from core, on first use (no import cycle)."
     if name in _MOVED:
         import importlib
-        return getattr(importlib.import_module("hybrid_nbs.env"), name)
+        return getattr(importlib.import_module(f"hybrid_nbs.{_MOVED[name]}"), name)
     raise AttributeError(f"module 'hybrid_nbs.core' has no attribute {name!r}")

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import zarr
 
+from .capabilities import family_of
 from .core import check_split, exclusive, get_profile, make_rng, Profile, set_threads, SPLITS, threads
 from .env import Env, STORE_DTYPE
 from .envs import env_path, validate_env
@@ -54,7 +55,7 @@ def plan_trajectories(env: Env, split: str, seed: int, indices) -> list[dict]:
     for i in indices:
         params, x0, fingerprint = _draw(env, seed, split, int(i))
         out.append(dict(params=json.loads(json.dumps(dataclasses.asdict(params))), vector=env.param_vector(params),
-                        seed=fingerprint, ic_hash=frame_sha(np.asarray(x0, dtype=np.float64)), family=env.family(params, x0)))
+                        seed=fingerprint, ic_hash=frame_sha(np.asarray(x0, dtype=np.float64)), family=family_of(env, params, x0)))
     return out
 
 
@@ -229,7 +230,7 @@ def build_dataset(env: str | Env,  # registered name, import path `module:Class`
                   overwrite: bool = False,  # delete and rebuild existing stores
                   verify: bool = False,  # re-check the digests of finished trajectories and rebuild bad ones
                   progress: bool = True,  # show a progress bar
-                  n_frames: int | None = None,  # frames per trajectory of every split; default `env.split_frames`
+                  n_frames: int | None = None,  # frames per trajectory of every split; default `env.data_spec.split_frames`
                   sizes: dict | None = None,  # trajectories per split, at most the profile's (its first n); default the profile's
                   client=None,  # an existing Dask client (overrides scheduler/workers)
                   _fail_at: tuple | None = None,  # testing: (index, "raise" | "kill") crashes that trajectory's task
@@ -239,7 +240,7 @@ def build_dataset(env: str | Env,  # registered name, import path `module:Class`
     splits = SPLITS if split == "all" else (check_split(split),)
     sizes = check_sizes(sizes, prof)  # refused before anything is built or written
     env = validate_env(env, prof)  # a simulator the package does not know passes check_env before anything is written
-    frames = {s: n_frames or env.split_frames(prof, s) for s in SPLITS}  # test and OOD reach beyond training
+    frames = {s: n_frames or env.data_spec.split_frames(prof, s) for s in SPLITS}  # test and OOD reach beyond training
     paths = {s: store_path(env, prof, s, root) for s in SPLITS}
     with (nullcontext(client) if client is not None else dask_client(scheduler, workers)) as cl:
         n_threads = _task_threads(cl, bool(scheduler or os.environ.get(SCHEDULER_ENV_VAR)), prof)

@@ -90,7 +90,7 @@ def split_bytes(env: Env,  # at the profile's size
     "Bytes the `states` of one split take on disk: trajectories x frames x state x itemsize / ratio."
     prof = get_profile(profile)
     n = prof.split_sizes[split] if size is None else size
-    return n * env.split_frames(prof, split) * math.prod(env.state_shape) * itemsize / ratio
+    return n * env.data_spec.split_frames(prof, split) * math.prod(env.state_shape) * itemsize / ratio
 
 
 def saved_ratios(profile: str | Profile,  # the profile a saved projection must be of
@@ -197,7 +197,7 @@ def measure_data(env: Env,  # at the profile's size
     ratio, per_frame = raw / disk, secs / nframes
     f16 = float16_probe(store_path(env, profile, "train", scratch), scratch)
     for s in SPLITS:
-        full_frames = env.split_frames(profile, s)
+        full_frames = env.data_spec.split_frames(profile, s)
         splits[s] = dict(size=profile.split_sizes[s], frames=full_frames, gb=split_bytes(env, profile, s, ratio=ratio) / GB,
                          gb_float16=split_bytes(env, profile, s, ratio=f16["ratio"], itemsize=4) / GB,
                          cpu_hours=profile.split_sizes[s] * (full_frames - 1) * per_frame / 3600)
@@ -323,9 +323,9 @@ def dry_run(profile: str | Profile = "paper",  # the profile to project
     envs = [make_env(s, prof) for s in specs]
     with tempfile.TemporaryDirectory(prefix="hnwm-dry-run-") if scratch is None else nullcontext(scratch) as root:
         root = Path(root)
-        disk = sum(n_traj * (frames or e.split_frames(prof, s)) * math.prod(e.state_shape) * 4 for e in envs for s in SPLITS)
+        disk = sum(n_traj * (frames or e.data_spec.split_frames(prof, s)) * math.prod(e.state_shape) * 4 for e in envs for s in SPLITS)
         # per environment: its train split in memory (float32), one rollout (float32: `rollout` returns the stored reference solution), and the model's training step
-        mem = max(n_traj * max(frames or e.split_frames(prof, s) for s in SPLITS) * math.prod(e.state_shape) * 8
+        mem = max(n_traj * max(frames or e.data_spec.split_frames(prof, s) for s in SPLITS) * math.prod(e.state_shape) * 8
                   + activation_bytes(_blank_model(e, prof), batch) for e in envs)
         fits = check_fits(f"the {prof.name} dry run", root, disk=disk, memory=mem,
                           hint="pass --scratch on a larger disk, or --frames / --env to do less")

@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from .baselines_fit import baseline_applies, BASELINES, run_baseline
+from .capabilities import trivial_scores_of
 from .conformal import calib_folds, calibrate_conformal, calibrate_knn_conformal, calibrate_weighted_conformal
 from .core import get_profile, threads
 from .env import Env
@@ -22,8 +23,7 @@ from .envs import make_env
 from .error_head import fit_error_head
 from .errormap import step_doubling
 from .evidence import PROTOCOL_VERSION, save_records
-# load_split and SplitData stay importable from here too: the experiment notebooks read them from evaluate
-from .held_out import SplitData, eval_design, load_split
+from .held_out import eval_design, load_split, SplitData
 from .hybrid import HybridSimulator, quantile_threshold
 from .metrics import cell_auroc, cell_spearman, deferral
 from .model import extrapolating
@@ -55,7 +55,7 @@ def nearest_train_distance(model, states: np.ndarray, vectors: np.ndarray,  # (N
 
 # %% ../nbs/10a_evaluate.ipynb #7efa7e8b
 TRIVIAL = ("motion", "train_distance")  # label-free scores every ranking is compared with
-PHYSICS_PREFIX = "physics_"  # an environment's own label-free scores (`Env.trivial_scores`) are saved under this prefix
+PHYSICS_PREFIX = "physics_"  # an environment's own label-free scores (`TrivialScores`) are saved under this prefix
 
 
 def is_trivial(name: str) -> bool:
@@ -141,7 +141,7 @@ def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targ
                      **{"score:motion": motion(model, pred, d.states), "score:train_distance": np.asarray(
                          np.full(n, np.nan) if distance is None else distance[0][:n], np.float64)},
                      **{f"score:{PHYSICS_PREFIX}{k}": np.asarray(v, np.float64)
-                        for k, v in env.trivial_scores(d.states, d.params).items()})
+                        for k, v in trivial_scores_of(env, d.states, d.params).items()})
             if solve_at == h:  # Mode 2 defers through `advance_many`: score exactly that path
                 # the solver's output is the same for every seed: solved once
                 solved = _once(shared, lambda: _shared_key("solver", None, d, h),

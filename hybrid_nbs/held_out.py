@@ -9,6 +9,7 @@ import dataclasses
 
 import numpy as np
 
+from .capabilities import family_of
 from .core import check_positive, check_split
 from .env import Env
 from .envs import make_env
@@ -43,7 +44,7 @@ def load_split(env: str | Env, profile, split: str, horizons, root=None, t0: int
     traj = np.stack([read_trajectory(g, i, frames) for i in range(n)]).astype(np.float64)
     params = stored_params(env, g, n)
     stored = g.attrs.get("families")  # recorded at build time; read off frame 0 for stores that predate it
-    families = list(stored[:n]) if stored else [env.family(q, read_trajectory(g, i, 0).astype(np.float64))
+    families = list(stored[:n]) if stored else [family_of(env, q, read_trajectory(g, i, 0).astype(np.float64))
                                                 for i, q in enumerate(params)]
     return SplitData(traj[:, 0], {int(h): traj[:, k + 1] for k, h in enumerate(horizons)}, params,
                      np.stack([env.param_vector(p) for p in params]), families)

@@ -207,7 +207,7 @@ class HybridSimulator:
         if self.client is not None and len(idx):
             args = [(self.env, states[i], params[i], h) for i in idx]
             solved = self.client.gather([self.client.submit(_solve, *a, pure=False) for a in args])
-        elif len(idx):  # side by side on the current threads where the solver allows it (`Env.nogil`)
+        elif len(idx):  # side by side on the current threads where the solver allows it (`DataSpec.nogil`)
             out, why = self.env.advance_many(states[idx], [params[i] for i in idx], h)
             solved = [(out[j], None) if j not in why else (None, why[j]) for j in range(len(idx))]
         else:

@@ -16,6 +16,7 @@ from torch import nn
 
 from .coarse import CoarseSolve
 from .core import get_profile, real_array
+from .defaults import surrogate_defaults
 from .env import Env
 from .envs import env_identity, make_env
 from .nets import FiLMMLP, float_vector, HorizonEmbedding, Normalizer, PADDINGS, UNet
@@ -76,17 +77,17 @@ _ARCHS = {"unet": UNetConfig, "mlp": MLPConfig}
 
 def model_config_for(env: Env | str,  # an environment, or its registered name / import path
                      profile: str | None = None,  # None reads $HYBRID_NBS_PROFILE
-                     env_defaults: bool = True,  # honour `env.surrogate_defaults`; False: the layout's size alone
+                     env_defaults: bool = True,  # honour its `surrogate_defaults`; False: the layout's size alone
                      ) -> UNetConfig | MLPConfig:
-    "The default size for `env` at `profile`: the one `env.surrogate_defaults` names, else a U-Net for grids, a FiLM-MLP for sets."
+    "The default size for `env` at `profile`: the one its `surrogate_defaults` name, else a U-Net for grids, a FiLM-MLP for sets."
     prof = get_profile(profile)
     env = env if isinstance(env, Env) else make_env(env, prof)
     layout = MODELS[f"{'unet' if env.layout == 'grid' else 'mlp'}-{prof.name}"]
-    name = env.surrogate_defaults(prof).arch if env_defaults else None
+    name = surrogate_defaults(env, prof).arch if env_defaults else None
     if name is None:
         return layout
     if name not in MODELS or MODELS[name].kind != layout.kind:
-        raise ValueError(f"{type(env).__name__}.surrogate_defaults({prof.name!r}) names {name!r}, which is not a registered "
+        raise ValueError(f"the surrogate defaults of {env.name!r} at {prof.name!r} name {name!r}, which is not a registered "
                          f"{layout.kind} size: {sorted(n for n, c in MODELS.items() if c.kind == layout.kind)}")
     return MODELS[name]
 

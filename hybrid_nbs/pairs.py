@@ -12,14 +12,15 @@ from typing import Callable
 
 import numpy as np
 import torch
-from zarr.core.sync import sync  # zarr's own event loop: works inside a running one (a notebook's) too
+from zarr.core.sync import sync
 
+from .capabilities import augmented, symmetries_of
 from .coarse import cache_starts, CoarseSolve, prolong
 from .conformance import symmetry_errors
 from .core import make_rng
-from .store import content_digest, open_store, read_meta, read_trajectory
 from .dataset import horizon_ladder, sample_pairs
 from .env import Env
+from .store import content_digest, open_store, read_meta, read_trajectory
 from .train_config import TrainConfig
 
 # %% auto #0
@@ -162,12 +163,12 @@ class PairSource:
 def augmenter(env: Env, cfg: TrainConfig,
               witness: tuple | None = None,  # (params, state): checked against the solver before any map is used
               rtol: float = 1e-10) -> Callable | None:  # largest accepted residual, relative to the advanced state
-    "`(x, y, gen) -> (x, y)` applying `env.augment` to raw torch batches if `cfg.augment`, else None."
+    "`(x, y, gen) -> (x, y)` applying `augmented(env, ...)` to raw torch batches if `cfg.augment`, else None."
     if not cfg.augment:
         return None
-    if len(env.symmetries()) < 2:
+    if len(symmetries_of(env)) < 2:
         raise ValueError(f"TrainConfig.augment=True, but {type(env).__name__} declares no symmetry besides the identity "
-                         "(Env.symmetries)")
+                         "(the Symmetric capability)")
     if witness is not None:  # a map that does not commute with the solver would teach the surrogate wrong futures
         residual = symmetry_errors(env, *witness, n_frames=2)
         bad = {k: v for k, v in residual.items() if not v <= rtol}
@@ -178,6 +179,6 @@ def augmenter(env: Env, cfg: TrainConfig,
 
     def augment(x: torch.Tensor, y: torch.Tensor, gen: torch.Generator, *more: torch.Tensor) -> tuple[torch.Tensor, ...]:
         # `more`: arrays that share each row's map (a corrector's coarse solutions, which commute with it as the solver does)
-        out = env.augment([a.numpy() for a in (x, y, *more)], lambda *shape: torch.rand(*shape, generator=gen).numpy())
+        out = augmented(env, [a.numpy() for a in (x, y, *more)], lambda *shape: torch.rand(*shape, generator=gen).numpy())
         return tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in out)
     return augment

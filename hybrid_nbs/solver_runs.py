@@ -10,9 +10,10 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .capabilities import SolverSetting
 from .coarse import prolong
 from .core import check_positive
-from .env import Env, SolverSetting, reference_advance
+from .env import Env, reference_advance
 from .units import relative_l2, trajectory_error
 
 # %% auto #0

@@ -10,6 +10,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
+from .capabilities import solver_settings_of
 from .core import equal_error_cost
 from .env import Env
 from .errormap import step_doubling
@@ -77,14 +78,14 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
     model = next(iter(surrogates.values()))[0]  # the units of every error; the map and Mode 2 use it
     h_max, n = horizons[-1], len(test.states)
     runs, refused = {}, []
-    for st in env.solver_settings():
+    for st in solver_settings_of(env):
         try:
             solver = st.build(env)
             # on n threads a solver that frees the GIL runs n trajectories side by side, one thread each: the strongest use
             # of the threads on small grids (one trajectory spread over them can cost more wall time than on one thread)
-            workers = n_threads if n_threads > 1 and solver.nogil else 1
+            workers = n_threads if n_threads > 1 and solver.data_spec.nogil else 1
             runs[st.label] = SolverRun(env, st, solver, model, test.states, test.params, test.targets, workers)
-        except (ValueError, NotImplementedError) as e:  # reported as a row, never dropped silently
+        except ValueError as e:  # reported as a row, never dropped silently
             refused.append(dict(method=st.label, kind="solver", status=f"refused: {e}", factor=st.factor,
                                 settings=dict(st.settings)))
     jobs = {f"solver:{k}": r for k, r in runs.items()}

@@ -16,17 +16,18 @@ import numpy as np
 import torch
 from torch import nn
 
+from .capabilities import symmetries_of
 from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, recover_checkpoint, restore_best, save_checkpoint
 from .coarse import build_coarse_cache, cache_starts, coarse_cache_path, CoarseSolve, open_coarse_cache
 from .core import exclusive, get_profile, make_rng, set_threads
-from .store import check_solver, open_store, read_trajectory, stored_params
 from .env import Env
 from .envs import validate_env
 from .loss import horizon_weights, PairLoss, param_stats, validate
 from .model import build_model, model_config_for, MODELS, Surrogate
 from .pairs import augmenter, epoch_pairs, PairSource, rung_pairs
 from .paths import ckpt_dir, store_path
+from .store import check_solver, open_store, read_trajectory, stored_params
 from .train_config import lr_at, train_config_for, TrainConfig
 
 # %% auto #0
@@ -241,7 +242,7 @@ def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, 
     total, local_b = cfg.epochs * steps, cfg.batch_size // world
     vpairs = rung_pairs(val.n_traj, val.n_frames, cfg.val_per_rung, seed, cfg.max_horizon, cfg.initial_frac)
     meta_fixed = dict(env=env.name, env_path=model.config.env_path, profile=prof.name, seed=seed, run=folder.name, train_config=cfg.to_dict(),
-                      augment_maps=[g.name for g in env.symmetries()] if cfg.augment else [],
+                      augment_maps=[g.name for g in symmetries_of(env)] if cfg.augment else [],
                       dataset=src.identity, world_size=world, threads=torch.get_num_threads(),
                       torch=torch.__version__, steps_per_epoch=steps, horizon_weights=weights, coarse=coarse)
     try:

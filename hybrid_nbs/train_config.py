@@ -10,7 +10,9 @@ import math
 
 import numpy as np
 
+from .capabilities import symmetries_of
 from .core import get_profile
+from .defaults import surrogate_defaults
 from .env import Env
 from .envs import make_env
 from .model import model_config_for
@@ -102,22 +104,22 @@ _TRAIN = {("smoke", "unet"): TrainConfig(epochs=3, pairs_per_epoch=64, batch_siz
 
 def train_config_for(env: Env | str,  # an environment, or its registered name / import path
                      profile: str | None = None,  # None reads $HYBRID_NBS_PROFILE
-                     env_defaults: bool = True,  # apply `env.surrogate_defaults(profile).train`; False: the layout's alone
+                     env_defaults: bool = True,  # apply `surrogate_defaults(env, profile).train`; False: the layout's alone
                      **overrides) -> TrainConfig:
     "The default `TrainConfig` of `env` at `profile` (its layout's, then the environment's own), with `overrides` applied; augmenting wherever `env` declares symmetries."
     prof = get_profile(profile)
     env = env if isinstance(env, Env) else make_env(env, prof)
     cfg = _TRAIN[(prof.name, model_config_for(env, prof.name, env_defaults=False).kind)]
     fields = {f.name for f in dataclasses.fields(TrainConfig)}
-    own = dict(env.surrogate_defaults(prof).train) if env_defaults else {}
+    own = dict(surrogate_defaults(env, prof).train) if env_defaults else {}
     if set(own) - fields:
-        raise ValueError(f"{type(env).__name__}.surrogate_defaults({prof.name!r}) sets unknown TrainConfig fields {sorted(set(own) - fields)}")
+        raise ValueError(f"the surrogate defaults of {env.name!r} at {prof.name!r} set unknown TrainConfig fields {sorted(set(own) - fields)}")
     if set(overrides) - fields:
         raise ValueError(f"unknown TrainConfig fields {sorted(set(overrides) - fields)}")
     if overrides.get("coarse_factor") and "chain_weight" not in overrides:
         overrides = dict(overrides, chain_weight=0.0)  # a corrector has no chain term (see TrainConfig)
     if "augment" not in own and "augment" not in overrides:  # an Env's declared symmetries augment unless turned off
-        overrides = dict(overrides, augment=len(env.symmetries()) > 1)
+        overrides = dict(overrides, augment=len(symmetries_of(env)) > 1)
     return dataclasses.replace(cfg, **{**own, **overrides})  # a caller's override beats the environment's own default
 
 # %% ../nbs/06b_train_config.ipynb #c008

@@ -64,10 +64,10 @@ def test_import_graph_has_no_cycle():
 # DESIGN.md's layers, bottom up: a module imports only modules of its own layer or of the layers below ("envs" stands for
 # the package envs/ and every module in it; "" is the package's __init__, its lazy public API)
 LAYERS = {
-    "contract": ("core", "symmetry", "env", "paths", "conformance"),
+    "contract": ("core", "symmetry", "env", "capabilities", "paths", "conformance"),
     "solvers": ("envs",),
     "data": ("store", "data", "card", "dataset", "coarse", "held_out"),
-    "learning": ("nets", "model", "units", "checkpoint", "train_config", "pairs", "loss", "train", "lr_range", "loader_bench", "model_cost"),
+    "learning": ("defaults", "nets", "model", "units", "checkpoint", "train_config", "pairs", "loss", "train", "lr_range", "loader_bench", "model_cost"),
     "uncertainty": ("errormap", "baselines", "error_head", "conformal", "baselines_fit"),
     "evidence": ("metrics", "metrics_ci", "evidence", "gates"),
     "operation": ("hybrid", "timing", "solver_runs", "speed"),

@@ -62,7 +62,7 @@ def make_env(spec: str | type | Env, profile: str | Profile | None = None, **ove
     if isinstance(spec, Env) and not overrides:
         return spec
     cls = env_class(spec)
-    return cls(**{**cls.profile_kwargs(get_profile(profile)), **overrides})
+    return cls(**{**cls.data_spec.kwargs(get_profile(profile)), **overrides})
 
 
 def expand_envs(spec: str | type | Env) -> list:
@@ -90,10 +90,10 @@ def env_identity(env: Env) -> dict:
 
 def config_changes(recorded: dict,  # a `config()` as a file recorded it (JSON-safe)
                    env: Env) -> dict:
-    "`{key: (recorded, now)}` where `recorded` differs from `env.config()`; a key it lacks has the value `Env.added_settings` names (it was added since)."
+    "`{key: (recorded, now)}` where `recorded` differs from `env.config()`; a key it lacks has the value `DataSpec.added_settings` names (it was added since)."
     import json
     now = env_identity(env)["config"]
-    before = json.loads(json.dumps(dict(type(env).added_settings)))
+    before = json.loads(json.dumps(dict(type(env).data_spec.added_settings)))
     recorded = {**{k: v for k, v in before.items() if k in now}, **recorded}
     return {k: (recorded.get(k), now.get(k)) for k in sorted(set(recorded) | set(now)) if recorded.get(k) != now.get(k)}
 

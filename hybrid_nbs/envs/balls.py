@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 
 from ..core import check_array, check_positive, check_split
-from ..env import IDENTITY, STORE_DTYPE, Env, Symmetry
+from ..env import IDENTITY, STORE_DTYPE, DataSpec, Env, Symmetry
 from .balls_events import HALF, INERTIA, LOG_COLS, MAX_EVENTS_PER_FRAME, VX, VY, VZ, WX, WY, WZ, X, Y, Z, integrate
 from .balls_events import CEILING, FLOOR, PAIR  # noqa: F401  the event kinds of `Balls.events`' log, named with it
 
@@ -47,7 +47,7 @@ class Balls(Env):
     "N hard spheres in the box [-0.5, 0.5]^2 x [0, 1] under gravity, integrated exactly from impact to impact."
     name = "balls"
     channel_names = ("x", "y", "z", "vx", "vy", "vz", "wx", "wy", "wz")
-    profile_sizes = {"smoke": dict(n_balls=3), "laptop": dict(n_balls=6), "paper": dict(n_balls=6)}
+    data_spec = DataSpec(sizes={"smoke": dict(n_balls=3), "laptop": dict(n_balls=6), "paper": dict(n_balls=6)})
 
     @dataclasses.dataclass(frozen=True)
     class Params:

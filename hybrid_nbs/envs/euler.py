@@ -12,7 +12,8 @@ import math
 import numpy as np
 
 from ..core import IN_DISTRIBUTION, check_array, check_positive, check_split
-from ..env import STORE_DTYPE, Env, SolverSetting, SurrogateDefaults, coarser_grid, dihedral_symmetries
+from ..capabilities import SolverSetting
+from ..env import STORE_DTYPE, DataSpec, GridEnv, dihedral_symmetries
 from .euler_scheme import ENERGY, LIMITERS, MOM_X, MOM_Y, RHO, SCHEMES, Stepper, from_primitive, to_primitive
 
 # %% auto #0
@@ -80,14 +81,14 @@ def sedov_state(n: int, energy: float, rho0: float, centre=(0.5, 0.5), length: f
     return from_primitive(np.full((n, n), rho0), 0.0, 0.0, p, gamma=gamma)
 
 # %% ../../nbs/02_euler.ipynb #c018
-class Euler(Env):
+class Euler(GridEnv):
     "2D compressible Euler on a square: MUSCL-Hancock or CTU with HLLC, unsplit, CFL-limited substeps landing on frame times."
     name = "euler"
     channel_names = ("rho", "rho_u", "rho_v", "E")
-    profile_sizes = {"smoke": dict(n=32), "laptop": dict(n=64), "paper": dict(n=128)}
-    profile_n_frames = {"paper": 100}
-    added_settings = {"scheme": "muscl-hancock", "max_dt": None}  # what stores and checkpoints made before them used
-    nogil = True  # the kernels release the GIL and the work arrays live on the instance: `advance_many` runs threads
+    # added settings: what stores and checkpoints made before them used; nogil: the kernels release the GIL and the work
+    # arrays live on the instance, so `advance_many` runs threads
+    data_spec = DataSpec(sizes={"smoke": dict(n=32), "laptop": dict(n=64), "paper": dict(n=128)}, n_frames={"paper": 100},
+                         added_settings={"scheme": "muscl-hancock", "max_dt": None}, nogil=True)
 
     @dataclasses.dataclass(frozen=True)
     class Params:
@@ -269,11 +270,6 @@ class Euler(Env):
         "The 8 maps of the square (momenta turn with the grid); exact for both boundary conditions."
         return dihedral_symmetries([(MOM_X, MOM_Y)])
 
-    def coarsened(self, factor: int,  # cells per side are divided by it (it must divide `n`)
-                  ) -> Euler:
-        "The same solver on an `n / factor` grid over the same domain."
-        return coarser_grid(self, factor)
-
     def solver_settings(self):
         "The reference; its largest CFL number (and one past it, which it refuses); the MUSCL-Hancock step at its largest; a diffusive limiter; grids n/2, n/4, n/8."
         big, mh = (("cfl", 1.0),), (("scheme", "muscl-hancock"), ("cfl", 0.5))
@@ -281,14 +277,6 @@ class Euler(Env):
                 SolverSetting("cfl 1.1", settings=(("cfl", 1.1),)), SolverSetting("minmod", settings=(("limiter", "minmod"),)),
                 SolverSetting("muscl-hancock", settings=mh), SolverSetting("n/2", 2), SolverSetting("n/2, cfl 1", 2, big),
                 SolverSetting("n/4", 4), SolverSetting("n/4, cfl 1", 4, big), SolverSetting("n/8, cfl 1", 8, big)]
-
-    def surrogate_defaults(self, profile):
-        "At the laptop profile, the patch-stem U-Net with the 8 maps of the square, 3x the epochs at peak lr 3e-3 (`experiments/ablation`)."
-        # 3x epochs: the ablation's only variant on the solver's Pareto front, for about the layout default's training seconds;
-        # lr 3e-3: the range test puts lr* near 1e-2, so 1e-3 sat below the band [lr*/10, lr*/3] (tables/lr_range.md)
-        if profile.name == "laptop":
-            return SurrogateDefaults("unet-laptop-p2", (("augment", True), ("epochs", 36), ("lr", 3e-3)))
-        return SurrogateDefaults()
 
     def timestep_pair(self, params):  # the trajectory's knobs (unused: the CFL number sets the step)
         "This solver, and the same one at half its time step: half the CFL number, and substeps of at most half a frame."

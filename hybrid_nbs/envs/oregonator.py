@@ -13,7 +13,8 @@ import numpy as np
 from numba import njit
 
 from ..core import check_positive, check_split
-from ..env import STORE_DTYPE, Env, SolverSetting, SurrogateDefaults, coarser_grid, dihedral_symmetries, translation_symmetries
+from ..capabilities import SolverSetting
+from ..env import STORE_DTYPE, DataSpec, GridEnv, dihedral_symmetries, translation_symmetries
 from .oregonator_scheme import IMEX_STABILITY, heat_kernel, imex_steps, strang_frames
 
 # %% auto #0
@@ -68,7 +69,7 @@ def _smooth_step(z, width):
     return 0.5 * (1.0 + np.tanh(z / width))
 
 
-class Oregonator(Env):
+class Oregonator(GridEnv):
     "Tyson-Fife Oregonator on a periodic square: ARS(2,2,2) IMEX (the default) or Strang split (exact diffusion, SDIRK2 reaction), numba passes."
     name: ClassVar[str] = "oregonator"
     channel_names: ClassVar[tuple[str, ...]] = ("u", "v")
@@ -78,12 +79,13 @@ class Oregonator(Env):
     burn_in: ClassVar[float] = 1.0  # time units of burn-in for the random family
     bounds: ClassVar[tuple[float, float]] = (-1e-3, 1.5)  # accepted range of u and v (physical: [0, 1])
     periodic: ClassVar[bool] = True
-    # the physics is kept resolved by shrinking the box, not the cell (0.39 units: the paper's 256 cells on 100)
-    profile_sizes: ClassVar[dict] = {"smoke": dict(n=32, L=12.5), "laptop": dict(n=64, L=25.0), "paper": dict(n=256, L=100.0)}
-    profile_n_frames: ClassVar[dict] = {"paper": 201}
     schemes: ClassVar[tuple[str, ...]] = ("strang", "imex")
-    added_settings: ClassVar[dict] = {"scheme": "strang"}  # stores and checkpoints made before the IMEX step
-    nogil: ClassVar[bool] = True  # the kernels release the GIL; `advance` allocates its own output
+    # sizes: the physics is kept resolved by shrinking the box, not the cell (0.39 units: the paper's 256 cells on 100);
+    # added settings: what stores and checkpoints made before the IMEX step used; nogil: the kernels release the GIL and
+    # `advance` allocates its own output
+    data_spec: ClassVar[DataSpec] = DataSpec(
+        sizes={"smoke": dict(n=32, L=12.5), "laptop": dict(n=64, L=25.0), "paper": dict(n=256, L=100.0)},
+        n_frames={"paper": 201}, added_settings={"scheme": "strang"}, nogil=True)
 
     def __init__(self, n: int = 256,  # cells per side
                  L: float = 100.0,  # side of the square
@@ -219,11 +221,6 @@ class Oregonator(Env):
         "The 8 maps of the square and the periodic shifts by one cell: the reaction is local, the diffusion isotropic."
         return dihedral_symmetries() + translation_symmetries(1)
 
-    def coarsened(self, factor: int,  # cells per side are divided by it (it must divide `n`)
-                  ) -> Oregonator:
-        "The same solver on an `n / factor` grid over the same domain."
-        return coarser_grid(self, factor)
-
     def solver_settings(self):
         "The reference; fewer steps per frame (the floor h <= eps/2 still holds); the other scheme; grids n/2, n/4, n/8."
         other = next(s for s in self.schemes if s != self.scheme)
@@ -234,13 +231,6 @@ class Oregonator(Env):
                 SolverSetting(f"{other}, 2 steps/frame", settings=alt(2)), SolverSetting(f"{other}, 1 step/frame", settings=alt(1)),
                 SolverSetting("n/2", 2), SolverSetting("n/2, 1 step/frame", 2, steps(1)),
                 SolverSetting(f"n/2, {other}, 1 step/frame", 2, alt(1)), SolverSetting("n/4", 4), SolverSetting("n/8", 8)]
-
-    def surrogate_defaults(self, profile):
-        "At the laptop profile, the patch-stem U-Net with the dihedral maps and shifts, 3x the epochs (`experiments/ablation`)."
-        # three seeds: validation MSE 0.088-0.107 against the 12-epoch U-Net's 0.121-0.136 for about its training seconds
-        if profile.name == "laptop":
-            return SurrogateDefaults("unet-laptop-p2", (("augment", True), ("epochs", 36)))
-        return SurrogateDefaults()
 
     def timestep_pair(self, params: OregonatorParams):  # the trajectory's physics (it sets the steps per frame)
         "This solver at its steps per frame for `params`, and at twice as many."
