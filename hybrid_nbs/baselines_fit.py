@@ -12,8 +12,8 @@ import numpy as np
 
 from .baselines import ensemble_map, gradient_map, richardson_map, step_doubling_map, tta_map
 from .capabilities import symmetries_of, TimeRefinement
-from .conformal import (calibrate_conformal, calibrate_knn_conformal, calibrate_weighted_conformal,
-                                  conformal_map, knn_conformal_map, weighted_conformal_map)
+from .conformal import calibrate_conformal, calibrate_knn_conformal, conformal_map, knn_conformal_map
+from .weighted_conformal import calibrate_weighted_conformal, weighted_conformal_map
 from .core import make_rng
 from .env import Env
 from .envs import make_env

@@ -16,10 +16,10 @@ from pathlib import Path
 import torch
 from safetensors.torch import load as st_load, save as st_save
 
-from .core import exclusive
 from .env import Env
 from .envs import check_same_env, make_env
 from .model import Surrogate, SurrogateConfig
+from .paths import exclusive
 
 # %% auto #0
 __all__ = ['FORMAT', 'MODEL_FILE', 'OPTIM_FILE', 'CONFIG_FILE', 'optimizer_to_safe', 'optimizer_from_safe', 'save_checkpoint',

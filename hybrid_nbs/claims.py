@@ -10,7 +10,8 @@ import math
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from .evidence import FLOORS, PROTOCOL_VERSION, holm
+from .evidence import FLOORS, holm
+from .records import PROTOCOL_VERSION
 from .paths import env_name
 
 # %% auto #0

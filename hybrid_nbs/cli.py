@@ -205,7 +205,7 @@ def _reproduce(args, prof) -> int:
 
 
 def _data(args, prof) -> int:
-    from hybrid_nbs.dryrun import check_data_fits
+    from hybrid_nbs.resources import check_data_fits
     from hybrid_nbs.pipeline import data_main
     # stdout carries one JSON record per line: what a user's module prints on import or while simulating goes to
     # stderr, so that `hnwm data ... | jq` still parses

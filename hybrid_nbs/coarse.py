@@ -15,11 +15,11 @@ import numpy as np
 import zarr
 
 from .capabilities import admissible_of, Coarsening, require
-from .core import check_positive, exclusive, get_profile, threads
+from .core import check_positive, get_profile, threads
 from .data import dask_client, frame_sha, run_tasks
 from .env import Env, STORE_DTYPE
 from .envs import env_identity, make_env
-from .paths import env_dir, store_path
+from .paths import env_dir, exclusive, store_path
 from .store import (CODECS, content_digest, META_CODECS, open_store, read_trajectory, solver_hash,
                               stored_params)
 

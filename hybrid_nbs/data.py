@@ -20,10 +20,10 @@ import numpy as np
 import zarr
 
 from .capabilities import family_of
-from .core import check_split, exclusive, get_profile, make_rng, Profile, set_threads, SPLITS, threads
+from .core import check_split, get_profile, make_rng, Profile, set_threads, SPLITS, threads
 from .env import Env, STORE_DTYPE
 from .envs import env_path, validate_env
-from .paths import store_path
+from .paths import exclusive, store_path
 from .store import (check_identity, check_same_class, create_store, identity_changes, open_store, read_meta,
                               store_identity)
 

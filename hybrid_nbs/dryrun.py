@@ -17,11 +17,10 @@ from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
-import torch
 import zarr
 
-from .core import check_positive, check_split, get_profile, LONG_SPLITS, make_rng, Profile, SPLITS, threads
-from .data import build_dataset, check_sizes, store_bytes
+from .core import check_positive, get_profile, LONG_SPLITS, make_rng, Profile, SPLITS, threads
+from .data import build_dataset, store_bytes
 from .dataset import horizon_ladder
 from .env import Env
 from .envs import expand_envs, make_env
@@ -31,124 +30,16 @@ from .loader_bench import profile_model, time_train_steps
 from .model import build_model, model_config_for, n_params
 from .model_cost import count_flops
 from .pairs import epoch_pairs, PairSource
-from .paths import data_root, project_root, store_path
+from .paths import data_root, store_path
+from .resources import activation_bytes, check_fits, DISK_GB, GB, split_bytes
 from .store import CODECS, open_store, read_trajectory, stored_params
 from .train_config import TrainConfig
 
 # %% auto #0
-__all__ = ['GPU', 'DISK_GB', 'GB', 'free_resources', 'check_fits', 'split_bytes', 'saved_ratios', 'check_data_fits',
-           'activation_bytes', 'float16_probe', 'measure_data', 'measure_model', 'commands', 'dry_run',
-           'projection_markdown']
+__all__ = ['GPU', 'float16_probe', 'measure_data', 'measure_model', 'commands', 'dry_run', 'projection_markdown']
 
 # %% ../nbs/10f_dryrun.ipynb #4e7c1d94
-GPU = dict(name="NVIDIA H100 / H200 SXM, bf16 dense tensor cores", tflops=989.0, utilisation=0.3)
-DISK_GB = 64.0  # the disk a GPU rental (and this project's device machine) gives: what the full splits are sized against
-GB = 1e9
-
-
-def _mem_available() -> int:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-
-
-def free_resources(path: str | Path,  # a folder to write to; it need not exist yet (its nearest existing parent is asked)
-                   ) -> dict:
-    "Free bytes on the disk that holds `path` (`shutil.disk_usage`) and available memory (`/proc/meminfo`, else `os.sysconf`)."
-    p = Path(path).resolve()
-    while not p.exists():
-        p = p.parent
-    return dict(path=str(p), disk_free=int(shutil.disk_usage(p).free), mem_available=int(_mem_available()))
-
-
-def check_fits(what: str,  # the run, as the message names it
-               path: str | Path,  # where it writes
-               disk: float = 0,  # bytes it will write
-               memory: float = 0,  # bytes of memory it will hold at once
-               hint: str = "",  # what to do instead, appended to the message
-               ) -> dict:
-    "The need and what is free; a `ValueError` naming both, before anything starts, if the disk or the memory is short."
-    free = free_resources(path)
-    short = [f"disk: needs {disk / GB:.2f} GB at {free['path']}, {free['disk_free'] / GB:.2f} GB free"] * (disk > free["disk_free"])
-    short += [f"memory: needs {memory / GB:.2f} GB, {free['mem_available'] / GB:.2f} GB available"] * (memory > free["mem_available"])
-    if short:
-        raise ValueError(f"{what} would not fit ({'; '.join(short)}); nothing was started{'. ' + hint if hint else ''}")
-    return dict(free, disk_need=int(disk), mem_need=int(memory))
-
-# %% ../nbs/10f_dryrun.ipynb #f660672b
-def split_bytes(env: Env,  # at the profile's size
-                profile: str | Profile,  # sizes and frames
-                split: str,  # one of `SPLITS`
-                size: int | None = None,  # trajectories; default the profile's
-                ratio: float = 1.0,  # the store's compression ratio (raw float32 bytes / bytes on disk); 1: uncompressed
-                itemsize: int = 4,  # bytes per stored value (float32)
-                ) -> float:
-    "Bytes the `states` of one split take on disk: trajectories x frames x state x itemsize / ratio."
-    prof = get_profile(profile)
-    n = prof.split_sizes[split] if size is None else size
-    return n * env.data_spec.split_frames(prof, split) * math.prod(env.state_shape) * itemsize / ratio
-
-
-def saved_ratios(profile: str | Profile,  # the profile a saved projection must be of
-                 path: str | Path | None = None,  # default <project root>/tables/<profile>_projection.json
-                 ) -> dict:
-    "Environment name -> the float32 compression ratio a saved dry run measured (empty if there is none)."
-    prof = get_profile(profile)
-    p = Path(path) if path else project_root() / "tables" / f"{prof.name}_projection.json"
-    try:
-        d = json.loads(p.read_text())
-    except (OSError, ValueError):
-        return {}
-    return {k: v["data"]["ratio"] for k, v in d.get("envs", {}).items()} if d.get("profile") == prof.name else {}
-
-
-def check_data_fits(env: str | Env,  # what `hnwm data --env` takes ("all", a name, `module:Class`)
-                    profile: str | Profile | None = None,
-                    split: str = "all",  # one of SPLITS, or "all"
-                    root: str | Path | None = None,  # the data folder
-                    ratios: dict | None = None,  # env name -> measured ratio; default `saved_ratios`, else 1 (uncompressed)
-                    sizes: dict | None = None,  # split -> trajectories, a subset of the profile's (`hnwm data --sizes`)
-                    ) -> dict:
-    "`check_fits` for `hnwm data`: the bytes still to write (the splits less what their stores already hold) against the free disk."
-    prof = get_profile(profile)
-    ratios = saved_ratios(prof) if ratios is None else ratios
-    share = {s: n / prof.split_sizes[s] for s, n in check_sizes(sizes, prof).items()}
-    need = 0.0
-    for spec in expand_envs(env):
-        e = make_env(spec, prof)
-        for s in SPLITS if split == "all" else (check_split(split),):
-            p = store_path(e, prof, s, root)
-            full = split_bytes(e, prof, s, ratio=ratios.get(e.name, 1.0)) * share[s]
-            need += max(0.0, full - (store_bytes(p) if p.exists() else 0))
-    basis = "measured compression" if ratios else "uncompressed float32 (no saved dry run: `hnwm dry-run --save`)"
-    return check_fits(f"hnwm data --profile {prof.name}", data_root(root), disk=need,
-                      hint=f"The need assumes {basis}; free space, pass --root on a larger disk, or build a subset "
-                           "of the train split (`hnwm data --sizes train=K`, see `hnwm dry-run`)")
-
-
-def activation_bytes(model,  # a `Surrogate`
-                     batch: int,  # training rows
-                     chain_frac: float = 0.25,  # share of rows with the chain term's second, differentiated pass
-                     ) -> float:
-    "Memory one training step holds: saved tensors of a forward pass (measured at up to 64x64, scaled by cells) x2 for backward, plus weights and AdamW."
-    shape = list(model.config.state_shape)
-    scale = 1.0
-    if model.grid and shape[-1] > 64:
-        scale, shape[-2:] = shape[-1] * shape[-2] / 64 ** 2, [64, 64]
-    saved = [0]
-
-    def pack(t):
-        saved[0] += t.numel() * t.element_size()
-        return t
-    x = torch.zeros(1, *shape)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        model(x, torch.full((1,), 2.0), torch.as_tensor(model.config.param_mean)[None]).sum()
-    weights = sum(p.numel() * 4 for p in model.parameters())
-    return 2 * saved[0] * scale * batch * (1 + chain_frac) + 4 * weights
+GPU = dict(name="NVIDIA H100 / H200 SXM, bf16 dense tensor cores", tflops=989.0, utilisation=0.3)  # the accelerator the projection's GPU-hours assume
 
 # %% ../nbs/10f_dryrun.ipynb #c37d55d6
 def _states_bytes(path: Path) -> int:

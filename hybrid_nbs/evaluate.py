@@ -16,13 +16,14 @@ import numpy as np
 
 from .baselines_fit import baseline_applies, BASELINES, run_baseline
 from .capabilities import trivial_scores_of
-from .conformal import calib_folds, calibrate_conformal, calibrate_knn_conformal, calibrate_weighted_conformal
+from .conformal import calibrate_conformal, calibrate_knn_conformal
+from .weighted_conformal import calib_folds, calibrate_weighted_conformal
 from .core import get_profile, threads
 from .env import Env
 from .envs import make_env
 from .error_head import fit_error_head
 from .errormap import step_doubling
-from .evidence import PROTOCOL_VERSION, save_records
+from .records import PROTOCOL_VERSION, save_records
 from .held_out import eval_design, load_split, SplitData
 from .hybrid import HybridSimulator, quantile_threshold
 from .metrics import cell_auroc, cell_spearman, deferral

@@ -5,9 +5,7 @@
 # %% ../nbs/09b_evidence.ipynb #efe72885
 from __future__ import annotations
 
-import io
 import math
-from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -15,13 +13,14 @@ import numpy as np
 from .core import check_positive
 from .metrics import rank_metrics, spearman, top_fraction, traj_auroc
 from .metrics_ci import percentile_interval
-from .paths import write_atomic
+# re-exported: the experiment notebooks check saved rows against it from here
+from .records import PROTOCOL_VERSION  # noqa: F401
 
 # %% auto #0
-__all__ = ['METRICS', 'FLOORS', 'EQUIVALENCE_MARGIN', 'WEIGHTED', 'PROTOCOL_VERSION', 'cluster_resamples', 'cluster_weights',
-           'boot_stat', 'seed_draws', 'hier_mean', 'hier_boot', 'top_auroc', 'rank_corr', 'weighted_auroc',
-           'weighted_ranks', 'weighted_spearman', 'within_families', 'family_floor_scores', 'verdict', 'boot_p', 'holm',
-           'seed_metric', 'compare', 'save_records', 'load_records', 'select']
+__all__ = ['METRICS', 'FLOORS', 'EQUIVALENCE_MARGIN', 'WEIGHTED', 'cluster_resamples', 'cluster_weights', 'boot_stat',
+           'seed_draws', 'hier_mean', 'hier_boot', 'top_auroc', 'rank_corr', 'weighted_auroc', 'weighted_ranks',
+           'weighted_spearman', 'within_families', 'family_floor_scores', 'verdict', 'boot_p', 'holm', 'seed_metric',
+           'compare']
 
 # %% ../nbs/09b_evidence.ipynb #4e00af99
 def _cluster_draws(clusters, n_boot: int, seed: int) -> tuple[np.ndarray, int, np.ndarray]:
@@ -320,48 +319,3 @@ def compare(metric: str | Callable[[np.ndarray, np.ndarray], float],  # "auroc" 
                           seed_sd=_spread(per_seed[k]), diff=None if k == 0 else [float(est[0] - est[k]), lo, hi],
                           p=None if k == 0 else boot_p(d), verdict=None if k == 0 else verdict(lo, hi, margin=margin))
     return rows
-
-# %% ../nbs/09b_evidence.ipynb #86acd838
-PROTOCOL_VERSION = 5  # saved results of another version are refused: their rows mean something else (5: Mode 2 at every start)
-# 4: solver errors from the stored starts, label-free trivial scores, the model's digest in the metadata
-
-
-def save_records(path, records: Mapping[str, np.ndarray], meta: Mapping) -> Path:
-    "Write one split's per-row results to `path` (.npz, no pickles) atomically, with `meta` and the protocol version."
-    import json
-    path = Path(path)
-    n = {len(v) for v in records.values()}
-    if len(n) != 1:
-        raise ValueError(f"every record column needs one value per row; got lengths {sorted(n)}")
-    for k, v in records.items():
-        if np.asarray(v).dtype == object:
-            raise ValueError(f"record column {k!r} holds Python objects; store numbers or strings")
-    buf = io.BytesIO()  # written whole, then published by `write_atomic`: no `.partial.npz` left by a failed write
-    np.savez_compressed(buf, __meta__=np.array(json.dumps(dict(meta, protocol=PROTOCOL_VERSION), default=float)),
-                        **{k: np.asarray(v) for k, v in records.items()})
-    return write_atomic(path, buf.getvalue())
-
-
-def load_records(path) -> tuple[dict[str, np.ndarray], dict]:
-    "The per-row results and metadata saved by `save_records`; refuses another protocol version with a message."
-    import json
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"no saved results at {path}; run the evaluation (`hnwm evaluate` or the hybrid notebook) first")
-    with np.load(path, allow_pickle=False) as z:
-        meta = json.loads(str(z["__meta__"])) if "__meta__" in z.files else {}
-        got = meta.get("protocol")
-        if got != PROTOCOL_VERSION:
-            raise ValueError(f"saved results at {path} follow evaluation protocol {got!r}, this package reads "
-                             f"protocol {PROTOCOL_VERSION}; rerun the evaluation to regenerate them")
-        return {k: z[k] for k in z.files if k != "__meta__"}, meta
-
-
-def select(records: Mapping[str, np.ndarray], **where) -> dict[str, np.ndarray]:
-    "The rows of `records` whose columns equal the given values (e.g. `h=64`), every column kept."
-    keep = np.ones(len(next(iter(records.values()))), bool)
-    for k, v in where.items():
-        if k not in records:
-            raise ValueError(f"no record column {k!r}; columns: {sorted(records)}")
-        keep &= np.asarray(records[k]) == v
-    return {k: np.asarray(v)[keep] for k, v in records.items()}

@@ -17,11 +17,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
 
-from .core import PROFILE_ENV_VAR, THREADS_ENV_VAR, exclusive, get_profile
+from .core import get_profile, PROFILE_ENV_VAR, THREADS_ENV_VAR
 from .envs import env_class
 from .job_cost import COST_TABLES, job_cost, write_job_cost
-from .jobs import JOBS, Task, code_digest, plan_job, reusable
-from .paths import ROOT_ENV_VAR, checkout_root, env_name, project_root, runs_dir, write_atomic
+from .jobs import code_digest, JOBS, plan_job, reusable, Task
+from .paths import checkout_root, env_name, exclusive, project_root, ROOT_ENV_VAR, runs_dir, write_atomic
 from .publish import provenance, publish_run, reproduce_out
 
 # %% auto #0

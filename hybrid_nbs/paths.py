@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
 
 from .core import Profile, check_positive, check_split, get_profile
@@ -14,7 +15,8 @@ from .env import Env
 
 # %% auto #0
 __all__ = ['ROOT_ENV_VAR', 'project_root', 'checkout_root', 'figures_dir', 'tables_dir', 'runs_dir', 'data_root', 'slug',
-           'env_name', 'env_dir', 'store_path', 'norm_path', 'card_path', 'ckpt_dir', 'eval_path', 'write_atomic']
+           'env_name', 'env_dir', 'store_path', 'norm_path', 'card_path', 'ckpt_dir', 'eval_path', 'write_atomic',
+           'exclusive']
 
 # %% ../nbs/00b_paths.ipynb #5470a7fa
 ROOT_ENV_VAR = "HYBRID_NBS_ROOT"
@@ -146,3 +148,33 @@ def write_atomic(path: str | Path,  # the file to (re)write
         tmp.unlink(missing_ok=True)
         raise OSError(e.errno, e.strerror or str(e), str(path)) from None
     return path
+
+# %% ../nbs/00b_paths.ipynb #9b46d9c9
+@contextmanager
+def exclusive(path, what: str = "another process",
+              wait: bool = False):  # wait for the holder to finish instead of refusing
+    "Context manager: hold an exclusive lock `<path>.lock` while the block runs (gone after), else a `ValueError` (or wait)."
+    import fcntl
+    from pathlib import Path
+    lock = Path(f"{path}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(lock, os.O_CREAT | os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))  # the OS releases it if the holder dies
+        except BlockingIOError:
+            os.close(fd)
+            raise ValueError(f"{what} is using {path} (lock {lock}); wait for it to finish") from None
+        try:
+            same = os.stat(lock).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # the holder removed it between our open and our lock: take the new one
+    try:
+        yield lock
+    finally:
+        lock.unlink(missing_ok=True)  # before unlocking, so that a waiter re-checks and never holds a stale file
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

@@ -12,12 +12,12 @@ from typing import Sequence
 from .baselines import check_ensemble
 from .card import write_card
 from .checkpoint import load_model
-from .core import check_positive, exclusive, get_profile
+from .core import check_positive, get_profile
 from .data import build_dataset, check_sizes, dask_client
 from .env import Env
 from .envs import expand_envs, validate_env
 from .evaluate import evaluate_env
-from .paths import card_path, ckpt_dir, env_dir, norm_path, store_path
+from .paths import card_path, ckpt_dir, env_dir, exclusive, norm_path, store_path
 from .store import check_solver, content_digest, open_store
 from .train import train
 from .train_config import train_config_for

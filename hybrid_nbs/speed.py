@@ -11,7 +11,6 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from .capabilities import solver_settings_of
-from .core import equal_error_cost
 from .env import Env
 from .errormap import step_doubling
 from .hybrid import HybridSimulator
@@ -21,9 +20,19 @@ from .timing import time_interleaved, timing_noise
 from .units import relative_l2, trajectory_error
 
 # %% auto #0
-__all__ = ['HUGE', 'pareto_front', 'equal_accuracy_speedup', 'equal_cost_error_ratio', 'accuracy_cost_plane', 'headline',
-           'point_summary', 'summarise_plane', 'plane_markdown', 'headline_markdown', 'mode2_ceilings',
+__all__ = ['HUGE', 'equal_error_cost', 'pareto_front', 'equal_accuracy_speedup', 'equal_cost_error_ratio', 'accuracy_cost_plane',
+           'headline', 'point_summary', 'summarise_plane', 'plane_markdown', 'headline_markdown', 'mode2_ceilings',
            'mode2_cost_markdown', 'plot_plane']
+
+# %% ../nbs/10e_speed.ipynb #ea25d297
+def equal_error_cost(ours: list[tuple[float, float]],  # our solver's (error, cost) settings
+                     err: float) -> tuple[float, str] | None:
+    "(cost, kind): our cost at error `err`, log-log interpolated; our cheapest cost (a bound) above our largest error."
+    e, c = (np.log([r[k] for r in sorted(ours)]) for k in (0, 1))
+    le = np.log(err) if np.isfinite(err) and err > 0 else -np.inf
+    if le < e[0]:
+        return None  # more accurate than any of our settings: no equal-accuracy cost
+    return float(np.exp(np.interp(le, e, c))), "bound" if le > e[-1] else "interpolated"
 
 # %% ../nbs/10e_speed.ipynb #e381acc2
 def pareto_front(cost: np.ndarray, error: np.ndarray) -> np.ndarray:

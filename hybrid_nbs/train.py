@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import time
@@ -20,18 +21,18 @@ from .capabilities import symmetries_of
 from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, recover_checkpoint, restore_best, save_checkpoint
 from .coarse import build_coarse_cache, cache_starts, coarse_cache_path, CoarseSolve, open_coarse_cache
-from .core import exclusive, get_profile, make_rng, set_threads
+from .core import get_profile, make_rng, Profile, set_threads
 from .env import Env
 from .envs import validate_env
 from .loss import horizon_weights, PairLoss, param_stats, validate
-from .model import build_model, model_config_for, MODELS, Surrogate
+from .model import build_model, MLPConfig, model_config_for, MODELS, Surrogate, UNetConfig
 from .pairs import augmenter, epoch_pairs, PairSource, rung_pairs
-from .paths import ckpt_dir, store_path
+from .paths import ckpt_dir, exclusive, store_path
 from .store import check_solver, open_store, read_trajectory, stored_params
 from .train_config import lr_at, train_config_for, TrainConfig
 
 # %% auto #0
-__all__ = ['train', 'resolve_arch', 'fresh_model', 'train_step', 'store_witness']
+__all__ = ['train', 'resolve_arch', 'fresh_model', 'train_step', 'store_witness', 'TrainJob']
 
 # %% ../nbs/06_train.ipynb #c020
 def _distributed() -> tuple[int, int, int, bool]:
@@ -135,7 +136,8 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
             check_solver(open_store(path, complete=True), env, path)
         folder = ckpt_dir(env, prof.name, seed, root, run)
         with exclusive(folder, "another training run") if rank == 0 else contextlib.nullcontext():
-            summary = _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device, size)
+            job = TrainJob(env, prof, seed, root, cfg, size, run, resume, stop_after, progress)
+            summary = _train(job, rank, world, device)
         finished = True
         return summary
     finally:
@@ -195,7 +197,24 @@ def store_witness(env: Env, path: Path) -> tuple:
     return stored_params(env, g, 1)[0], read_trajectory(g, 0, 0).astype(np.float64)
 
 
-def _train(env, prof, seed, root, resume, cfg, run, stop_after, progress, rank, world, device, arch) -> dict:
+@dataclasses.dataclass(frozen=True)
+class TrainJob:
+    "One training run as `train` resolved and checked it: what every rank's loop needs besides its place in the group."
+    env: Env
+    prof: Profile
+    seed: int
+    root: str | Path | None  # data folder holding <profile>/<env>/
+    cfg: TrainConfig
+    arch: UNetConfig | MLPConfig  # the registered size
+    run: str | None  # checkpoint folder name under ckpt/
+    resume: bool  # continue from <run>/last if it exists
+    stop_after: int | None  # stop after this many epochs in this call
+    progress: bool  # tqdm bar and one line per epoch on rank 0
+
+
+def _train(job: TrainJob, rank: int, world: int, device: torch.device) -> dict:
+    env, prof, seed, root, cfg, arch = job.env, job.prof, job.seed, job.root, job.cfg, job.arch
+    run, resume, stop_after, progress = job.run, job.resume, job.stop_after, job.progress
     t_start = time.perf_counter()
     src = PairSource(store_path(env, prof, "train", root), cfg.memory_gb)
     val = PairSource(store_path(env, prof, "val", root), cfg.memory_gb)

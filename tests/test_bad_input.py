@@ -11,7 +11,8 @@ import pytest
 
 from hybrid_nbs.checkpoint import CONFIG_FILE, MODEL_FILE, load_model
 from hybrid_nbs.cli import main
-from hybrid_nbs.core import exclusive, make_rng
+from hybrid_nbs.core import make_rng
+from hybrid_nbs.paths import exclusive
 from hybrid_nbs.data import build_dataset, dask_client
 from hybrid_nbs.store import open_store, read_meta
 from hybrid_nbs.envs import make_env

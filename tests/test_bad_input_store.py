@@ -63,7 +63,7 @@ def test_a_failed_write_names_the_file_and_leaves_nothing_half_written(tmp_path,
 
     import numpy as np
 
-    from hybrid_nbs.evidence import save_records
+    from hybrid_nbs.records import save_records
     target = tmp_path / "eval" / "records_seed0_test.npz"
     save_records(target, {"error": np.ones(3)}, {"split": "test"})
     before = target.read_bytes()

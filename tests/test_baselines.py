@@ -10,10 +10,8 @@ from hybrid_nbs.baselines import (check_batch, ensemble_map, gradient_map, richa
                                   step_doubling_map, tta_map)
 from hybrid_nbs.pipeline import train_ensemble
 from hybrid_nbs.baselines_fit import BASELINES, baseline_applies, run_baseline, smoke_check, smoke_resources
-from hybrid_nbs.conformal import (ConformalCalibration, KnnConformal, WeightedConformal, calib_folds, calibrate_conformal,
-                                  calibrate_knn_conformal, calibrate_weighted_conformal, conformal_map,
-                                  conformal_quantile, conformal_rank, fit_conformal, fit_weighted_conformal,
-                                  knn_conformal_map, weighted_conformal_map)
+from hybrid_nbs.conformal import ConformalCalibration, KnnConformal, calibrate_conformal, calibrate_knn_conformal, conformal_map, conformal_quantile, conformal_rank, fit_conformal, knn_conformal_map
+from hybrid_nbs.weighted_conformal import WeightedConformal, calib_folds, calibrate_weighted_conformal, fit_weighted_conformal, weighted_conformal_map
 from hybrid_nbs.error_head import (error_head_for, error_head_map, fit_error_head, load_error_head, save_error_head,
                                    training_rows)
 from hybrid_nbs.envs import make_env

@@ -144,7 +144,7 @@ def test_a_job_killed_in_a_lane_or_interrupted_resumes(tmp_path):
 
 
 def test_a_second_job_in_the_same_folder_is_refused(tmp_path):
-    from hybrid_nbs.core import exclusive
+    from hybrid_nbs.paths import exclusive
     with exclusive(tmp_path / "_runs" / "job"):  # what a running job holds
         r = run("study", "--profile", "smoke", "--only", "paper_projection", "--out", str(tmp_path))
     assert r.returncode == 1 and f"is using {tmp_path / '_runs' / 'job'} (lock {tmp_path / '_runs' / 'job.lock'})" in r.stderr

@@ -66,10 +66,10 @@ def test_import_graph_has_no_cycle():
 LAYERS = {
     "contract": ("core", "symmetry", "env", "capabilities", "paths", "conformance"),
     "solvers": ("envs",),
-    "data": ("store", "data", "card", "dataset", "coarse", "held_out"),
+    "data": ("store", "data", "card", "dataset", "coarse", "held_out", "resources"),
     "learning": ("defaults", "nets", "model", "units", "checkpoint", "train_config", "pairs", "loss", "train", "lr_range", "loader_bench", "model_cost"),
-    "uncertainty": ("errormap", "baselines", "error_head", "conformal", "baselines_fit"),
-    "evidence": ("metrics", "metrics_ci", "evidence", "gates"),
+    "uncertainty": ("errormap", "baselines", "error_head", "conformal", "weighted_conformal", "baselines_fit"),
+    "evidence": ("metrics", "metrics_ci", "records", "evidence", "gates"),
     "operation": ("hybrid", "timing", "solver_runs", "speed"),
     "reporting": ("evaluate", "report", "claims", "dryrun"),
     "entry": ("pipeline", "jobs", "publish", "job_cost", "lanes", "cli", ""),
