@@ -172,8 +172,8 @@ def test_dry_run_projects_every_stage_and_saves_it(tmp_path):
 
 
 def test_a_run_the_disk_or_memory_cannot_hold_stops_before_it_starts(tmp_path, monkeypatch, capsys):
-    from hybrid_nbs import cli, dryrun
-    monkeypatch.setattr(dryrun.shutil, "disk_usage", lambda p: SimpleNamespace(free=10 ** 5))  # 0.1 MB free
+    from hybrid_nbs import cli, dryrun, resources
+    monkeypatch.setattr(resources.shutil, "disk_usage", lambda p: SimpleNamespace(free=10 ** 5))  # 0.1 MB free
     with pytest.raises(ValueError, match=r"smoke dry run would not fit \(disk: needs 0\.\d\d GB at .*, 0\.00 GB free"):
         dryrun.dry_run("smoke", "oregonator", scratch=tmp_path / "scratch")
     assert not (tmp_path / "scratch").exists()
@@ -181,7 +181,7 @@ def test_a_run_the_disk_or_memory_cannot_hold_stops_before_it_starts(tmp_path, m
     assert "hnwm data --profile smoke would not fit (disk: needs" in capsys.readouterr().err
     assert not (tmp_path / "data").exists()  # nothing written
     monkeypatch.undo()
-    monkeypatch.setattr(dryrun, "_mem_available", lambda: 10 ** 3)  # 1 kB of memory
+    monkeypatch.setattr(resources, "_mem_available", lambda: 10 ** 3)  # 1 kB of memory
     with pytest.raises(ValueError, match=r"memory: needs 0\.\d\d GB, 0\.00 GB available"):
         dryrun.dry_run("smoke", "balls", scratch=tmp_path / "scratch")
     assert not (tmp_path / "scratch").exists()
