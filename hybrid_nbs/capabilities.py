@@ -135,8 +135,9 @@ class SolverSetting:
     def build(self, env: Env,  # the environment whose reference solver this setting changes
               ) -> Env:
         "This setting's solver for `env`; a `ValueError` naming the limit if the solver refuses it."
-        out = require(env, Coarsening, f"the solver setting {self.label!r}").coarsened(self.factor) if self.factor != 1 else env
-        return out.with_settings(**dict(self.settings)) if self.settings else out
+        if self.factor != 1:
+            env = require(env, Coarsening, f"the solver setting {self.label!r}").coarsened(self.factor)
+        return env.with_settings(**dict(self.settings)) if self.settings else env
 
 # %% ../nbs/00e_capabilities.ipynb #d5bfc4cf
 def family_of(env: Env,  # any environment
