@@ -89,12 +89,11 @@ def _inf_where(m: np.ndarray, bad: np.ndarray) -> np.ndarray:
 
 # %% ../nbs/08_baselines.ipynb #c010
 def step_doubling_map(model, states: np.ndarray, param_vectors, horizon: float, batch_size: int = 32,
-                      top_fraction: float = 0.01,
                       splits: Sequence[float] = (0.5,)) -> Uncertainty:  # several fractions: the multi-split map
     "`errormap.step_doubling` after the baselines' batch checks (one split a = 1/2 unless `splits` says otherwise)."
     _check_model(model)
     x, p, T = check_batch(model.config.state_shape, len(model.config.param_mean), states, param_vectors, horizon)
-    return step_doubling(model, x, p, T, splits=splits, batch_size=batch_size, top_fraction=top_fraction)
+    return step_doubling(model, x, p, T, splits=splits, batch_size=batch_size)
 
 # %% ../nbs/08_baselines.ipynb #c014
 def split_pairs(env: str,  # environment name
@@ -139,7 +138,7 @@ def check_ensemble(models: Sequence) -> list:
 
 def ensemble_map(models: Sequence,  # >= 2 surrogates of one environment (e.g. from `train_ensemble`)
                  states: np.ndarray, param_vectors, horizon: float,
-                 batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
+                 batch_size: int = 32) -> Uncertainty:
     "Per-cell spread (norm over channels of the across-member std, normalised units); prediction = member mean."
     models = check_ensemble(models)
     c = models[0].config
@@ -149,7 +148,7 @@ def ensemble_map(models: Sequence,  # >= 2 surrogates of one environment (e.g. f
     with np.errstate(invalid="ignore"):
         m = channel_norm(z.std(axis=0, ddof=1), models[0].grid)
     return uncertainty("ensemble", _inf_where(m, diverged(preds, axis=1)), preds.mean(axis=0),
-                       top_fraction=top_fraction, members=len(models))
+                       members=len(models))
 
 # %% ../nbs/08_baselines.ipynb #c022
 def spatial_gradient(fields: np.ndarray,  # (B, C, ny, nx)
@@ -166,7 +165,7 @@ def spatial_gradient(fields: np.ndarray,  # (B, C, ny, nx)
 def gradient_map(model, states: np.ndarray, param_vectors, horizon: float,
                  source: str = "output",  # "output": sensor on the prediction; "input": on the initial state
                  env: Env | None = None,  # needed for sets of particles: their sensor is the Env's `ParticleSensing`
-                 batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
+                 batch_size: int = 32) -> Uncertainty:
     "Gradient-magnitude sensor per cell (normalised units), or the environment's impact proxy per particle."
     _check_model(model)
     if source not in ("output", "input"):
@@ -177,20 +176,19 @@ def gradient_map(model, states: np.ndarray, param_vectors, horizon: float,
     if model.grid:
         field = normalised(model, pred if source == "output" else x)
         m = spatial_gradient(field, c.padding == "circular")
-        return uncertainty(f"gradient_{source}", _inf_where(m, diverged(field)), pred, top_fraction=top_fraction)
+        return uncertainty(f"gradient_{source}", _inf_where(m, diverged(field)), pred)
     if env is None:
         raise ValueError(f"gradient_map on a set of particles ({c.env!r}) needs env= its environment (particle_sensor)")
     check_same_env(c.env_identity, env, "the model")
     m, units = require(env, ParticleSensing, "the gradient baseline on a set of particles").particle_sensor(
         x if source == "input" else np.nan_to_num(pred, nan=np.inf), p, T, source)
-    return uncertainty(f"gradient_{source}", _inf_where(m, diverged(pred)) if pred is not None else m, pred, units=units,
-                       top_fraction=top_fraction)
+    return uncertainty(f"gradient_{source}", _inf_where(m, diverged(pred)) if pred is not None else m, pred, units=units)
 
 # %% ../nbs/08_baselines.ipynb #c027
 def tta_map(model, states: np.ndarray, param_vectors, horizon: float,
             env: Env | None = None,  # the model's environment: its symmetries (`symmetries_of`) are the default transforms
             transforms: Sequence[Symmetry] | None = None,  # or explicit transforms; include the identity
-            batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
+            batch_size: int = 32) -> Uncertainty:
     "Per-cell spread of g^-1 f(g s, T) over symmetries g (normalised units); prediction = their mean."
     _check_model(model)
     c = model.config
@@ -208,15 +206,14 @@ def tta_map(model, states: np.ndarray, param_vectors, horizon: float,
     z = normalised(model, preds.reshape(-1, *c.state_shape)).reshape(preds.shape)
     with np.errstate(invalid="ignore"):
         m = channel_norm(z.std(axis=0, ddof=1), model.grid)
-    return uncertainty("tta", _inf_where(m, diverged(preds, axis=1)), preds.mean(axis=0), top_fraction=top_fraction,
+    return uncertainty("tta", _inf_where(m, diverged(preds, axis=1)), preds.mean(axis=0),
                        transforms=[g.name for g in transforms])
 
 # %% ../nbs/08_baselines.ipynb #c032
 def richardson_map(env: Env, states: np.ndarray,
                    params,  # a sequence of env.Params, or raw parameter vectors (B, P) / (P,)
                    horizon: int,  # whole frames
-                   std: Sequence[float] | None = None,  # per-channel scale (e.g. the model's); None: raw units
-                   top_fraction: float = 0.01) -> Uncertainty:
+                   std: Sequence[float] | None = None) -> Uncertainty:  # per-channel scale (e.g. the model's); None: raw units
     "Per-cell |solver(dt) - solver(dt/2)| after `horizon` frames, norm over channels: the solver's own time error."
     x, _, T = check_batch(env.state_shape, None, states, None, horizon, integer=True)
     if isinstance(params, env.Params):
@@ -245,4 +242,4 @@ def richardson_map(env: Env, states: np.ndarray,
         coarse_out.append(c)
         maps.append(channel_norm(((f - c) / scale.reshape(shape))[None], grid)[0])
     return uncertainty("richardson", np.stack(maps), np.stack(coarse_out), "raw" if std is None else "normalised",
-                       top_fraction, seconds_coarse=secs[0], seconds_fine=secs[1], exact=exact)
+                       seconds_coarse=secs[0], seconds_fine=secs[1], exact=exact)

@@ -129,7 +129,8 @@ def smoke_resources(env: str | Env = "euler", n: int = 3, horizon: int = 2, seed
     p = np.stack([env.param_vector(q) for q in prm]).astype(np.float64)
     axes = (0, 2, 3) if x.ndim == 4 else (0, 1)
     size = model_config_for(env, "smoke").name
-    models = [build_model(size, env, x.mean(axis=axes), x.std(axis=axes), p.mean(0), p.std(0) + 1, seed=s) for s in range(3)]
+    models = [build_model(size, env,
+                          norm=dict(state_mean=x.mean(axis=axes), state_std=x.std(axis=axes), param_mean=p.mean(0), param_std=p.std(0) + 1), seed=s) for s in range(3)]
     noise = make_rng(seed, "baseline-smoke-noise").normal(0, 0.01, x.shape) * models[0].state_norm.std.numpy().reshape(
         (1, -1, 1, 1) if x.ndim == 4 else (1, 1, -1))
     head = error_head_for(models[0])

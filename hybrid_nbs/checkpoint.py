@@ -157,7 +157,7 @@ def restore_best(run: str | Path,  # a run folder holding `last` (or `last.old`)
     if meta.get("epoch") != want:
         held = f"epoch {got}" if got is not None else "no intact checkpoint"
         raise ValueError(f"{run / 'best'} holds {held}, but {src} records epoch {want} as the best and holds epoch "
-                         f"{meta.get('epoch')}: the best weights are lost; train the run again with resume=False "
+                         f"{meta.get('epoch')}: the best weights are lost; train the run again with options=TrainOptions(resume=False) "
                          "(hnwm train --no-resume)")
     blobs = {MODEL_FILE: (src / MODEL_FILE).read_bytes()}
     config = {k: v for k, v in cfg.items() if k not in ("optimizer", "files", "sha256")}  # what saving `best` writes

@@ -206,13 +206,15 @@ def _reproduce(args, prof) -> int:
 
 def _data(args, prof) -> int:
     from hybrid_nbs.resources import check_data_fits
+    from hybrid_nbs.data import BuildOptions
     from hybrid_nbs.pipeline import data_main
     # stdout carries one JSON record per line: what a user's module prints on import or while simulating goes to
     # stderr, so that `hnwm data ... | jq` still parses
     with redirect_stdout(sys.stderr):
         check_data_fits(args.env, prof, args.split, args.root, sizes=args.sizes)  # a full disk stops it first
-        recs = data_main(args.env, prof, args.split, root=args.root, scheduler=args.scheduler, workers=args.workers,
-                         overwrite=args.overwrite, seed=args.seed, verify=args.verify, sizes=args.sizes)
+        recs = data_main(args.env, prof, args.split, root=args.root,
+                         options=BuildOptions(workers=args.workers, scheduler=args.scheduler, overwrite=args.overwrite, seed=args.seed,
+                                              verify=args.verify, sizes=args.sizes))
     for r in recs:
         print(json.dumps(r, default=str))
     return 0
@@ -220,9 +222,9 @@ def _data(args, prof) -> int:
 
 def _train(args, prof) -> int:
     from hybrid_nbs.pipeline import train_main
-    given = {k: v for k, v in dict(workers=args.workers, memory_gb=args.memory_gb).items() if v is not None}
+    given = {k: v for k, v in dict(epochs=args.epochs, workers=args.workers, memory_gb=args.memory_gb).items() if v is not None}
     given.update({"augment": False} if args.no_augment else {})
-    out = train_main(args.env, prof, seed=args.seed, root=args.root, resume=not args.no_resume, epochs=args.epochs,
+    out = train_main(args.env, prof, seed=args.seed, root=args.root, resume=not args.no_resume,
                      threads=args.threads, progress=not args.no_progress, **given,
                      **({"coarse_factor": args.coarse} if args.coarse else {}))
     rank0 = int(os.environ.get("RANK", "0")) == 0  # under torchrun only rank 0 reports
@@ -245,12 +247,12 @@ def _evaluate(args, prof) -> int:
 
 
 def _dry_run(args, prof) -> int:
-    from hybrid_nbs.dryrun import GPU, dry_run, projection_markdown
+    from hybrid_nbs.dryrun import GPU, DrySample, dry_run, projection_markdown
     gpu = dict(GPU, **({"name": "the stated GPU", "tflops": args.gpu_tflops} if args.gpu_tflops else {}),
                **({"utilisation": args.utilisation} if args.utilisation else {}))
     save = (args.out.resolve() if args.out else project_root()) / "tables" if args.save else None
-    proj = dry_run(prof, args.env, args.scratch, args.trajectories, args.frames, args.steps, args.batch, args.threads,
-                   gpu, save)
+    sample = DrySample(args.trajectories, args.frames, args.steps, args.batch, args.threads)
+    proj = dry_run(prof, args.env, args.scratch, sample, gpu, save)
     print(projection_markdown(proj) + (f"\nsaved to {save}" if save else ""))
     return 0
 

@@ -16,7 +16,7 @@ import zarr
 
 from .capabilities import admissible_of, Coarsening, require
 from .core import check_positive, get_profile, threads
-from .data import dask_client, frame_sha, run_tasks
+from .data import BuildOptions, dask_client, frame_sha, run_tasks
 from .env import Env, STORE_DTYPE
 from .envs import env_identity, make_env
 from .paths import env_dir, exclusive, store_path
@@ -209,16 +209,14 @@ def open_coarse_cache(path: str | Path,  # a `coarse_cache_path`
 def build_coarse_cache(env: Env | str,  # the fine environment, or its registered name / import path
                        factor: int,  # the coarsening factor
                        profile=None,  # sizes; None reads $HYBRID_NBS_PROFILE
-                       split: str = "train",  # the store whose frames start the coarse solves
                        root=None,  # the data folder (`data_root`)
                        stride: int = 8,  # every `stride`-th frame is a start
                        max_horizon: int = 64,  # frames each coarse solve runs
-                       workers: int | None = 0,  # Dask workers (0: in this process; None: one per core)
-                       scheduler: str | None = None,  # a Dask scheduler address
                        progress: bool = False,  # a progress bar
-                       _fail_at: int | None = None,  # testing: the task of this trajectory is killed after its shard
+                       options: BuildOptions = BuildOptions(workers=0),  # Dask workers or cluster (default: this process)
                        ) -> dict:
-    "Compute (or resume) the coarse solutions of every start of `split` at every horizon up to `max_horizon`."
+    "Compute (or resume) the coarse solutions of every start of the train split (a corrector's pairs) at every horizon up to `max_horizon`."
+    split, fail_at = "train", options._fail_at
     prof = get_profile(profile)
     env = env if isinstance(env, Env) else make_env(env, prof)
     solve, store = CoarseSolve(env, factor), store_path(env, prof, split, root)
@@ -249,9 +247,9 @@ def build_coarse_cache(env: Env | str,  # the fine environment, or its registere
             tmp.rename(path)
             c = zarr.open_group(path, mode="r+", zarr_format=3)
         todo = [int(i) for i in np.flatnonzero(~np.asarray(c["done"][...], bool))]
-        args = [(solve, str(store), str(path), i, starts.tolist(), int(max_horizon), "kill" if i == _fail_at else None)
+        args = [(solve, str(store), str(path), i, starts.tolist(), int(max_horizon), fail_at[1] if fail_at and fail_at[0] == i else None)
                 for i in todo]
-        with dask_client(scheduler, workers) as client:
+        with dask_client(options.scheduler, options.workers) as client:
             for i, digest, failed in run_tasks(client, _cache_task, args, f"{env.name}/{split} n/{factor}", progress):
                 c["digest"][i] = digest
                 c["failed"][i] = np.isin(np.arange(len(starts)), failed).astype(np.uint8)

@@ -83,14 +83,14 @@ def _difficulty(name: str, model, states, param_vectors, horizon, env) -> Uncert
 
 def calibrate_conformal(model, states: np.ndarray, param_vectors, targets: np.ndarray,  # calibration (val) rows, raw
                         horizon: float, alpha: float = 0.1, difficulty: str = "step_doubling",
-                        delta: float | None = None, env: Env | None = None) -> ConformalCalibration:
-    "Calibrate q on (states, targets) `horizon` frames apart; diverged trajectories are left out."
+                        env: Env | None = None) -> ConformalCalibration:
+    "Calibrate q on (states, targets) `horizon` frames apart, with `fit_conformal`'s delta; diverged trajectories are left out."
     u = _difficulty(difficulty, model, states, param_vectors, horizon, env)
     err = cell_errors(model, u.prediction, np.asarray(targets, np.float64))
     ok = np.isfinite(u.score_mean) & np.isfinite(err.reshape(len(err), -1)).all(axis=1)
     if not ok.any():
         raise ValueError("every calibration prediction diverged; nothing to calibrate on")
-    q, delta = fit_conformal(err[ok], u.error_map[ok], alpha, delta)
+    q, delta = fit_conformal(err[ok], u.error_map[ok], alpha)
     return ConformalCalibration(q, float(alpha), delta, float(horizon), difficulty, model.config.env,
                                 int(err[ok].size), int(ok.sum()))
 
@@ -112,7 +112,7 @@ def calibrated_batch(cal, kind: type, model, states, param_vectors, horizon,
 
 def conformal_map(calibration: ConformalCalibration, model, states: np.ndarray, param_vectors, horizon: float,
                   targets: np.ndarray | None = None,  # if given, the empirical coverage is reported in `info`
-                  env: Env | None = None, top_fraction: float = 0.01) -> Uncertainty:
+                  env: Env | None = None) -> Uncertainty:
     "Per-cell interval half-widths q (sigma + delta) (normalised units); prediction = f(s, T)."
     states, param_vectors, horizon = calibrated_batch(calibration, ConformalCalibration, model, states, param_vectors, horizon)
     u = _difficulty(calibration.difficulty, model, states, param_vectors, horizon, env)
@@ -122,7 +122,7 @@ def conformal_map(calibration: ConformalCalibration, model, states: np.ndarray, 
         covered = cell_errors(model, u.prediction, np.asarray(targets, np.float64)) <= width
         per_traj = covered.reshape(len(covered), -1).mean(axis=1)
         info.update(coverage=float(covered.mean()), coverage_per_traj=per_traj)
-    return uncertainty("conformal", width, u.prediction, top_fraction=top_fraction, **info)
+    return uncertainty("conformal", width, u.prediction, **info)
 
 # %% ../nbs/08b_conformal.ipynb #7238595e
 def check_level(value, name: str, closed: bool = False) -> float:
@@ -202,8 +202,7 @@ def calibrate_knn_conformal(model, states: np.ndarray, param_vectors, targets: n
 
 
 def knn_conformal_map(cal: KnnConformal, model, states: np.ndarray, param_vectors, horizon: float,
-                      targets: np.ndarray | None = None,  # if given, the empirical coverage is reported in `info`
-                      top_fraction: float = 0.01) -> Uncertainty:
+                      targets: np.ndarray | None = None) -> Uncertainty:  # if given, the empirical coverage is reported in `info`
     "Per-cell half-widths: the ceil((k+1)(1-alpha))-th smallest error of the k nearest same-horizon calibration rows (inf if beyond k); prediction = f(s, T)."
     x, p, T = calibrated_batch(cal, KnnConformal, model, states, param_vectors, horizon, "cal", one_horizon=False)
     at = np.flatnonzero(cal.horizons == float(T))
@@ -227,4 +226,4 @@ def knn_conformal_map(cal: KnnConformal, model, states: np.ndarray, param_vector
     if targets is not None:
         covered = cell_errors(model, pred, np.asarray(targets, np.float64)) <= width
         info.update(coverage=float(covered.mean()), coverage_per_traj=covered.reshape(len(covered), -1).mean(axis=1))
-    return uncertainty("knn_conformal", width, pred, top_fraction=top_fraction, **info)
+    return uncertainty("knn_conformal", width, pred, **info)

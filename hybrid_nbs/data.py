@@ -29,7 +29,7 @@ from .store import (check_identity, check_same_class, create_store, identity_cha
 
 # %% auto #0
 __all__ = ['SCHEDULER_ENV_VAR', 'CONNECT_SECONDS', 'frame_sha', 'plan_trajectories', 'check_unique', 'SimulatorError',
-           'dask_client', 'run_tasks', 'store_bytes', 'check_sizes', 'build_dataset']
+           'dask_client', 'run_tasks', 'BuildOptions', 'store_bytes', 'check_sizes', 'build_dataset']
 
 # %% ../nbs/04_data.ipynb #c005
 SCHEDULER_ENV_VAR = "HYBRID_NBS_SCHEDULER"  # a Dask scheduler address, e.g. tcp://host:8786
@@ -88,11 +88,22 @@ def _frames(env: Env, x0: np.ndarray, params, n_frames: int, i: int = 0) -> np.n
     return x
 
 
-def _trajectory_task(env: Env, path: str, split: str, seed: int, i: int, n_frames: int, ic_hash: np.ndarray,
-                     n_threads: int | None = None, fail: str | None = None) -> tuple[int, np.ndarray]:
+@dataclasses.dataclass(frozen=True)
+class _SplitTask:
+    "What every trajectory task of one split's build shares (sent to each Dask task)."
+    env: Env
+    path: str  # the split's store
+    split: str
+    seed: int  # the global seed
+    n_frames: int
+    n_threads: int | None = None  # solver threads per task; None: leave them
+
+
+def _trajectory_task(job: _SplitTask, i: int, ic_hash: np.ndarray, fail: str | None = None) -> tuple[int, np.ndarray]:
     "Compute trajectory `i`, write its shard, return (i, sha256 of the float32 frames)."
-    if n_threads:
-        set_threads(n_threads)
+    env, path, split, seed, n_frames = job.env, job.path, job.split, job.seed, job.n_frames
+    if job.n_threads:
+        set_threads(job.n_threads)
     params, x0, _ = _draw(env, seed, split, i)
     if not np.array_equal(frame_sha(np.asarray(x0, dtype=np.float64)), ic_hash):
         raise RuntimeError(f"trajectory {i} of {path}: the initial state differs from the planned one (solver code "
@@ -180,6 +191,21 @@ def run_tasks(client, fn, args: list[tuple], desc: str, progress: bool):
             client.cancel(futures)
     bar.close()
 
+# %% ../nbs/04_data.ipynb #c016b
+@dataclasses.dataclass(frozen=True)
+class BuildOptions:
+    "How `build_dataset` builds: its seed, what it may do to stores on disk, what it builds, and on which Dask cluster."
+    seed: int = 0  # global seed
+    overwrite: bool = False  # delete and rebuild existing stores
+    verify: bool = False  # re-check the digests of finished trajectories and rebuild damaged ones
+    n_frames: int | None = None  # frames per trajectory of every split; default `env.data_spec.split_frames`
+    sizes: dict | None = None  # trajectories per split, at most the profile's (its first n); default the profile's
+    workers: int | None = None  # local Dask workers (None: one per core; 0: no Dask, in this process)
+    scheduler: str | None = None  # Dask scheduler address; default $HYBRID_NBS_SCHEDULER
+    client: object = None  # an existing Dask client (overrides scheduler and workers)
+    _fail_at: tuple | None = None  # testing: (index, "raise" | "kill") crashes that trajectory's task
+
+
 # %% ../nbs/04_data.ipynb #c017
 def _task_threads(client, remote: bool, profile: Profile) -> int | None:
     "Solver threads per task: the profile's in this process, cores / workers on a local cluster, the cluster's own."
@@ -224,39 +250,32 @@ def build_dataset(env: str | Env,  # registered name, import path `module:Class`
                   profile: str | Profile | None = None,  # sizes; None reads $HYBRID_NBS_PROFILE
                   split: str = "all",  # one of SPLITS, or "all"
                   root: str | Path | None = None,  # folder holding <profile>/<env>/<split>.zarr; default data/
-                  seed: int = 0,  # global seed
-                  scheduler: str | None = None,  # Dask scheduler address; default $HYBRID_NBS_SCHEDULER
-                  workers: int | None = None,  # local Dask workers (None: one per core; 0: no Dask)
-                  overwrite: bool = False,  # delete and rebuild existing stores
-                  verify: bool = False,  # re-check the digests of finished trajectories and rebuild bad ones
                   progress: bool = True,  # show a progress bar
-                  n_frames: int | None = None,  # frames per trajectory of every split; default `env.data_spec.split_frames`
-                  sizes: dict | None = None,  # trajectories per split, at most the profile's (its first n); default the profile's
-                  client=None,  # an existing Dask client (overrides scheduler/workers)
-                  _fail_at: tuple | None = None,  # testing: (index, "raise" | "kill") crashes that trajectory's task
+                  options: BuildOptions = BuildOptions(),  # seed, overwrite, verify, frames, sizes, Dask workers or cluster
                   ) -> list[dict]:
     "Build (or resume) the dataset stores of `env` at `profile`; returns one summary per split."
     prof = get_profile(profile)
     splits = SPLITS if split == "all" else (check_split(split),)
-    sizes = check_sizes(sizes, prof)  # refused before anything is built or written
+    o = options
+    sizes = check_sizes(o.sizes, prof)  # refused before anything is built or written
     env = validate_env(env, prof)  # a simulator the package does not know passes check_env before anything is written
-    frames = {s: n_frames or env.data_spec.split_frames(prof, s) for s in SPLITS}  # test and OOD reach beyond training
+    frames = {s: o.n_frames or env.data_spec.split_frames(prof, s) for s in SPLITS}  # test and OOD reach beyond training
     paths = {s: store_path(env, prof, s, root) for s in SPLITS}
-    with (nullcontext(client) if client is not None else dask_client(scheduler, workers)) as cl:
-        n_threads = _task_threads(cl, bool(scheduler or os.environ.get(SCHEDULER_ENV_VAR)), prof)
-        args = [(env, s, seed, range(k, min(k + 32, sizes[s]))) for s in SPLITS for k in range(0, sizes[s], 32)]
+    with (nullcontext(o.client) if o.client is not None else dask_client(o.scheduler, o.workers)) as cl:
+        n_threads = _task_threads(cl, bool(o.scheduler or os.environ.get(SCHEDULER_ENV_VAR)), prof)
+        args = [(env, s, o.seed, range(k, min(k + 32, sizes[s]))) for s in SPLITS for k in range(0, sizes[s], 32)]
         plans = {s: [] for s in SPLITS}
         for a, part in zip(args, _map(cl, plan_trajectories, args)):
             plans[a[1]] += part
         hashes = {(s, i): p["ic_hash"] for s in SPLITS for i, p in enumerate(plans[s])}
         for s in SPLITS:  # stores of other splits already on disk may hold other data
-            if s not in splits or not overwrite:
+            if s not in splits or not o.overwrite:
                 if (paths[s] / "zarr.json").exists():
                     hashes.update({(f"{s} (on disk)", i): h for i, h in enumerate(open_store(paths[s])["ic_hash"][...])
                                    if not np.array_equal(h, hashes.get((s, i)))})
         check_unique(hashes)
-        return [_build_split(cl, env, prof, s, paths[s], seed, frames[s], sizes[s], plans[s], overwrite, verify,
-                             progress, n_threads, _fail_at) for s in splits]
+        return [_build_split(cl, prof, _SplitTask(env, str(paths[s]), s, o.seed, frames[s], n_threads), sizes[s], plans[s],
+                             o, progress) for s in splits]
 
 
 def _repair_metadata(g: zarr.Group, path: Path, plan: list[dict]) -> list[str]:
@@ -298,8 +317,9 @@ def _accept_solver_edit(g: zarr.Group, env: Env, ident: dict, split: str, seed: 
     g.attrs["solver_hash"] = ident["solver_hash"]
 
 
-def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, overwrite, verify, progress, n_threads,
-                 fail_at) -> dict:
+def _build_split(client, prof, job: _SplitTask, size: int, plan: list[dict], options: BuildOptions, progress: bool) -> dict:
+    env, path, split, seed, n_frames, n_threads = job.env, Path(job.path), job.split, job.seed, job.n_frames, job.n_threads
+    overwrite, verify, fail_at = options.overwrite, options.verify, options._fail_at
     with exclusive(path, "another build"):  # two builds of one store would race on its shards
         t0 = time.perf_counter()
         ident = store_identity(env, prof.name, split, n_frames, size, seed)
@@ -324,8 +344,7 @@ def _build_split(client, env, prof, split, path, seed, n_frames, size, plan, ove
             path.joinpath("states", "c", str(i), *["0"] * (g["states"].ndim - 1)).unlink(missing_ok=True)
         done[repaired] = False
         todo = [int(i) for i in np.flatnonzero(~done)]
-        args = [(env, str(path), split, seed, i, n_frames, plan[i]["ic_hash"], n_threads,
-                 fail_at[1] if fail_at and fail_at[0] == i else None) for i in todo]
+        args = [(job, i, plan[i]["ic_hash"], fail_at[1] if fail_at and fail_at[0] == i else None) for i in todo]
         with threads(n_threads) if client is None else nullcontext():
             try:
                 for i, digest in run_tasks(client, _trajectory_task, args, f"{env.name}/{split}", progress):

@@ -20,7 +20,7 @@ import numpy as np
 import zarr
 
 from .core import check_positive, get_profile, LONG_SPLITS, make_rng, Profile, SPLITS, threads
-from .data import build_dataset, store_bytes
+from .data import BuildOptions, build_dataset, store_bytes
 from .dataset import horizon_ladder
 from .env import Env
 from .envs import expand_envs, make_env
@@ -36,7 +36,7 @@ from .store import CODECS, open_store, read_trajectory, stored_params
 from .train_config import TrainConfig
 
 # %% auto #0
-__all__ = ['GPU', 'float16_probe', 'measure_data', 'measure_model', 'commands', 'dry_run', 'projection_markdown']
+__all__ = ['GPU', 'float16_probe', 'measure_data', 'measure_model', 'DrySample', 'commands', 'dry_run', 'projection_markdown']
 
 # %% ../nbs/10f_dryrun.ipynb #4e7c1d94
 GPU = dict(name="NVIDIA H100 / H200 SXM, bf16 dense tensor cores", tflops=989.0, utilisation=0.3)  # the accelerator the projection's GPU-hours assume
@@ -77,8 +77,8 @@ def measure_data(env: Env,  # at the profile's size
     "Build `n_traj` trajectories per split into `scratch`; measured compression, float16 probe and solver seconds per frame, projected to the full splits."
     p0 = env.Params()
     env.advance(env.initial_state(p0, make_rng(0, "warm-up")), p0, 1)  # compile the solver outside the timed build
-    recs = build_dataset(env, profile, "all", scratch, workers=0, progress=False, n_frames=frames,
-                         sizes={s: n_traj for s in SPLITS})
+    recs = build_dataset(env, profile, "all", scratch, progress=False,
+                         options=BuildOptions(workers=0, n_frames=frames, sizes={s: n_traj for s in SPLITS}))
     splits, raw, disk, secs, nframes = {}, 0, 0, 0.0, 0
     for r in recs:
         s, path = r["split"], Path(r["path"])
@@ -166,6 +166,23 @@ def measure_model(env: Env,  # at the profile's size
         mode2=dict(horizon=h, batch=len(states), deferred=int(res.deferred.sum()), seconds=m2_s,
                    solver_s=res.seconds["solver"], surrogate_s=res.seconds["surrogate"]))
 
+# %% ../nbs/10f_dryrun.ipynb #ds01
+@dataclasses.dataclass(frozen=True)
+class DrySample:
+    "How much a dry run measures: trajectories and frames built, training steps timed and their rows, and the threads."
+    n_traj: int = 2  # trajectories built per split
+    frames: int | None = None  # frames per trajectory of every split (default: the profile's; fewer is faster)
+    steps: int = 2  # timed training steps per environment
+    batch: int = 2  # rows per timed training step
+    n_threads: int = 1  # solver and torch threads
+
+    def __post_init__(self):
+        for name in ("n_traj", "steps", "batch", "n_threads"):
+            check_positive(getattr(self, name), name, integer=True)
+        if self.frames is not None and check_positive(self.frames, "frames", integer=True) < 2:
+            raise ValueError(f"frames must be at least 2 (a pair needs two), got {self.frames}")
+
+
 # %% ../nbs/10f_dryrun.ipynb #e0c0ede2
 def commands(env: str,  # a registered name or `module:Class`
              profile: str = "paper",
@@ -183,26 +200,19 @@ def commands(env: str,  # a registered name or `module:Class`
 def _blank_model(env: Env, profile: Profile):
     "The profile's model for `env` with unit statistics: what a step costs in memory before any data exists."
     c, p = env.state_shape[env.channel_axis], len(env.param_vector(env.Params()))
-    return build_model(model_config_for(env, profile.name), env=env, state_mean=[0.0] * c, state_std=[1.0] * c,
-                       param_mean=[0.0] * p, param_std=[1.0] * p, seed=0)
+    return build_model(model_config_for(env, profile.name), env=env, seed=0,
+                       norm=dict(state_mean=[0.0] * c, state_std=[1.0] * c, param_mean=[0.0] * p, param_std=[1.0] * p))
 
 
 def dry_run(profile: str | Profile = "paper",  # the profile to project
             env: str = "all",  # a registered name, "all", or `module:Class`
             scratch: str | Path | None = None,  # data root of the small builds (default: a temporary folder, removed after)
-            n_traj: int = 2,  # trajectories built per split
-            frames: int | None = None,  # frames per trajectory of every split (default: the profile's; fewer is faster)
-            steps: int = 2,  # timed training steps per environment
-            batch: int = 2,  # rows per timed training step
-            n_threads: int = 1,  # solver and torch threads
+            sample: DrySample = DrySample(),  # how much is built, trained and timed, on how many threads
             gpu: dict = GPU,  # the GPU the training time is projected for
             save: str | Path | None = None,  # a folder to write <profile>_projection.json and .md to
             ) -> dict:
     "Build, train, map and run Mode 2 at `profile`'s sizes on a few trajectories, and project every stage to the full run."
-    for v, name in ((n_traj, "n_traj"), (steps, "steps"), (batch, "batch"), (n_threads, "n_threads")):
-        check_positive(v, name, integer=True)
-    if frames is not None and check_positive(frames, "frames", integer=True) < 2:
-        raise ValueError(f"frames must be at least 2 (a pair needs two), got {frames}")
+    n_traj, frames, steps, batch, n_threads = sample.n_traj, sample.frames, sample.steps, sample.batch, sample.n_threads
     if not (check_positive(gpu["tflops"], "gpu tflops") and 0 < gpu["utilisation"] <= 1):
         raise ValueError(f"the GPU's utilisation must be in (0, 1], got {gpu['utilisation']!r}")
     t_start = time.perf_counter()

@@ -5,6 +5,7 @@
 # %% ../nbs/08a_error_head.ipynb #bf2c075
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -27,7 +28,7 @@ from .nets import HorizonEmbedding
 from .units import channel_norm, normalised
 
 # %% auto #0
-__all__ = ['ErrorHead', 'error_head_for', 'training_rows', 'fit_error_head', 'error_head_map', 'save_error_head',
+__all__ = ['ErrorHead', 'error_head_for', 'training_rows', 'HeadFit', 'fit_error_head', 'error_head_map', 'save_error_head',
            'load_error_head']
 
 # %% ../nbs/08a_error_head.ipynb #c008
@@ -113,28 +114,40 @@ def _check_trajectories(trajectories, n_traj: int, split: str) -> set:
     return set(t.tolist())
 
 
+# %% ../nbs/08a_error_head.ipynb #c012b
+@dataclasses.dataclass(frozen=True)
+class HeadFit:
+    "How an `ErrorHead` is fitted: rows, horizons, optimiser, width, seed and threads."
+    n_pairs: int = 256  # rows fitted on (a fifth of them held back for the skill score)
+    max_horizon: int = 64  # the longest horizon drawn, in frames
+    epochs: int = 30
+    batch_size: int = 16
+    lr: float = 2e-3  # Adam's learning rate
+    width: int = 16  # hidden width of the head
+    seed: int = 0  # the rows' draw, the initialisation and the batch order
+    threads: int = 1  # torch threads of the fit
+
+    def __post_init__(self):
+        for name in ("n_pairs", "max_horizon", "epochs", "batch_size", "width", "threads"):
+            check_positive(getattr(self, name), f"HeadFit.{name}", integer=True)
+        check_positive(self.lr, "HeadFit.lr")
+
+
+# %% ../nbs/08a_error_head.ipynb #c012c
 def fit_error_head(model,  # the trained surrogate whose error is learned
                    env: str,  # environment name
                    profile: str | None = None,
                    root: str | Path | None = None,  # data folder; default the project's data/
                    split: str = "train",  # never "test"
                    meta: dict | None = None,  # the checkpoint's metadata: exclude the rows training drew
-                   n_pairs: int = 256,  # rows fitted on (a fifth of them held back for the skill score)
-                   max_horizon: int = 64,
-                   epochs: int = 30,
-                   batch_size: int = 16,
-                   lr: float = 2e-3,
-                   width: int = 16,
-                   seed: int = 0,
-                   n_threads: int = 1,
-                   trajectories: Sequence[int] | None = None) -> tuple[ErrorHead, dict]:  # rows only from these (default all)
+                   trajectories: Sequence[int] | None = None,  # rows only from these (default all)
+                   fit: HeadFit = HeadFit()) -> tuple[ErrorHead, dict]:  # how many rows, how long, how wide
     "Fit an `ErrorHead` to `model`'s log per-cell error on held-out rows of `split`; returns it and a report."
     check_split(split)
     if split == "test":
         raise ValueError("split must not be 'test': the error head would be fitted on the data it is judged on")
     check_same_env(model.config.env_identity, env if isinstance(env, Env) else make_env(env, profile), "the model")
-    for v, name in ((n_pairs, "n_pairs"), (epochs, "epochs"), (batch_size, "batch_size")):
-        check_positive(v, name, integer=True)
+    n_pairs, max_horizon, epochs, batch_size, seed = fit.n_pairs, fit.max_horizon, fit.epochs, fit.batch_size, fit.seed
     g = open_store(store_path(env, profile, split, root))
     n_traj, n_frames = g["states"].shape[:2]
     allowed = _check_trajectories(trajectories, n_traj, split)
@@ -154,18 +167,18 @@ def fit_error_head(model,  # the trained surrogate whose error is learned
     frames = [read_trajectory(g, int(i), [int(t), int(t + h)]) for i, t, h in rows]
     x, y = (np.stack([f[k] for f in frames]).astype(np.float64) for k in (0, 1))
     p = np.asarray(read_meta(g, "params"), np.float64)[rows[:, 0]]
-    with threads(n_threads):
+    with threads(fit.threads):
         z, dz, err = _targets(model, x, y, p, rows[:, 2].astype(np.float64))
         ok = np.isfinite(err.reshape(len(err), -1)).all(axis=1)
-        head = error_head_for(model, width, seed)
+        head = error_head_for(model, fit.width, seed)
         t = torch.as_tensor(np.log(err[ok] + head.eps), dtype=torch.float32)
         zt, dzt = (torch.as_tensor(a[ok], dtype=torch.float32) for a in (z, dz))
         ht = torch.as_tensor(rows[ok, 2], dtype=torch.float32)
         n_val = max(1, len(t) // 5)
-        fit, val = slice(n_val, None), slice(0, n_val)
+        fit_rows, val = slice(n_val, None), slice(0, n_val)
         with torch.no_grad():
-            head.net[-1].bias.fill_(float(t[fit].mean()))  # start from the mean log-error
-        opt = torch.optim.Adam(head.parameters(), lr=lr)
+            head.net[-1].bias.fill_(float(t[fit_rows].mean()))  # start from the mean log-error
+        opt = torch.optim.Adam(head.parameters(), lr=fit.lr)
         gen, losses = torch.Generator().manual_seed(seed), []
         n_fit = len(t) - n_val
         for _ in range(epochs):
@@ -185,8 +198,9 @@ def fit_error_head(model,  # the trained surrogate whose error is learned
     return head, report
 
 
+# %% ../nbs/08a_error_head.ipynb #c012d
 def error_head_map(head: ErrorHead, model, states: np.ndarray, param_vectors, horizon: float,
-                   batch_size: int = 32, top_fraction: float = 0.01) -> Uncertainty:
+                   batch_size: int = 32) -> Uncertainty:
     "The head's predicted per-cell error of `model`'s direct prediction (normalised units); prediction = f(s, T)."
     if not isinstance(head, ErrorHead) or head.state_shape != tuple(model.config.state_shape):
         raise ValueError(f"head must be an ErrorHead for states of shape {tuple(model.config.state_shape)}")
@@ -199,7 +213,7 @@ def error_head_map(head: ErrorHead, model, states: np.ndarray, param_vectors, ho
         g = head(torch.as_tensor(z, dtype=torch.float32), torch.as_tensor(dz, dtype=torch.float32), T).double().numpy()
     m = np.maximum(np.exp(g) - head.eps, 0.0)
     m[diverged(pred)] = np.inf
-    return uncertainty("error_head", m, pred, top_fraction=top_fraction)
+    return uncertainty("error_head", m, pred)
 
 
 def save_error_head(head: ErrorHead, folder: str | Path, report: dict | None = None) -> Path:

@@ -15,7 +15,7 @@ from .core import check_positive, real_array
 from .model import MIN_HORIZON, extrapolating
 
 # %% auto #0
-__all__ = ['Uncertainty', 'top_fraction_mean', 'uncertainty', 'step_doubling']
+__all__ = ['SCORE_TOP', 'Uncertainty', 'top_fraction_mean', 'uncertainty', 'step_doubling']
 
 # %% ../nbs/07_errormap.ipynb #c006
 @dataclasses.dataclass
@@ -30,7 +30,10 @@ class Uncertainty:
     info: dict = dataclasses.field(default_factory=dict)  # method-specific numbers (split fractions, coverage, seconds)
 
 
-def top_fraction_mean(maps: np.ndarray, fraction: float = 0.01) -> np.ndarray:
+SCORE_TOP = 0.01  # a trajectory's gate score `score_top` is the mean of its top 1% cells: part of the method, fixed
+
+
+def top_fraction_mean(maps: np.ndarray, fraction: float = SCORE_TOP) -> np.ndarray:
     "Mean of the largest `fraction` of the cells of each map `(B, *cells)` (at least one cell)."
     if not 0 < fraction <= 1:
         raise ValueError(f"fraction must be in (0, 1], got {fraction}")
@@ -40,10 +43,10 @@ def top_fraction_mean(maps: np.ndarray, fraction: float = 0.01) -> np.ndarray:
 
 
 def uncertainty(name: str, error_map: np.ndarray, prediction: np.ndarray | None = None, units: str = "normalised",
-                top_fraction: float = 0.01, **info) -> Uncertainty:
+                **info) -> Uncertainty:
     "An `Uncertainty` with its scores computed from `error_map`."
     m = np.asarray(error_map, dtype=np.float64)
-    return Uncertainty(name, prediction, m, m.reshape(len(m), -1).mean(axis=1), top_fraction_mean(m, top_fraction),
+    return Uncertainty(name, prediction, m, m.reshape(len(m), -1).mean(axis=1), top_fraction_mean(m),
                        units, info)
 
 
@@ -58,7 +61,6 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
                   splits: Sequence[float] = (0.5,),  # split fractions a; more than one gives the multi-split map
                   units: str = "normalised",  # "normalised" (per-channel train std) or "raw"
                   batch_size: int = 32,  # network rows per forward pass (trajectories x the passes sharing it)
-                  top_fraction: float = 0.01,  # the share of cells in `score_top`
                   extrapolate: bool = False) -> Uncertainty:  # allow horizons beyond the trained range (recorded)
     "The step-doubling map ||f(s,T) - f(f(s,aT),(1-a)T)|| per cell, averaged over `splits`, and trust scores."
     if units not in ("normalised", "raw"):
@@ -118,5 +120,5 @@ def step_doubling(model,  # a `Surrogate` (anything with `state_norm`, `grid` an
             maps.append(m.numpy())
     error_map = np.concatenate(maps).astype(np.float64)
     name = "step_doubling" if splits == (0.5,) else "step_doubling_multi"
-    return uncertainty(name, error_map, np.concatenate(preds).astype(np.float64), units, top_fraction, splits=splits,
+    return uncertainty(name, error_map, np.concatenate(preds).astype(np.float64), units, splits=splits,
                        extrapolated=bool(top and (horizon > top or below)))

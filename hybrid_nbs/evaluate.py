@@ -5,6 +5,7 @@
 # %% ../nbs/10a_evaluate.ipynb #c002
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -18,10 +19,10 @@ from .baselines_fit import baseline_applies, BASELINES, run_baseline
 from .capabilities import trivial_scores_of
 from .conformal import calibrate_conformal, calibrate_knn_conformal
 from .weighted_conformal import calib_folds, calibrate_weighted_conformal
-from .core import get_profile, threads
+from .core import check_positive, get_profile, threads
 from .env import Env
 from .envs import make_env
-from .error_head import fit_error_head
+from .error_head import HeadFit, fit_error_head
 from .errormap import step_doubling
 from .records import PROTOCOL_VERSION, save_records
 from .held_out import eval_design, load_split, SplitData
@@ -35,7 +36,7 @@ from .units import cell_errors, motion, normalised, relative_error, trajectory_e
 # %% auto #0
 __all__ = ['TRIVIAL', 'PHYSICS_PREFIX', 'SCORED', 'true_error_map', 'nearest_train_distance', 'is_trivial', 'score_split',
            'mode2_sweep', 'load_starts', 'calib_rows', 'baseline_resources', 'records_path', 'design_for',
-           'model_digest', 'score_one_split', 'evaluate_env', 'mode2_markdown']
+           'model_digest', 'EvalOptions', 'score_one_split', 'evaluate_env', 'mode2_markdown']
 
 # %% ../nbs/10a_evaluate.ipynb #e2081ee
 def true_error_map(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -97,17 +98,13 @@ def _shared_key(name: str, model, d: SplitData, h: int) -> tuple:
 
 def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targets of every horizon scored from t0
                 design: dict, resources: dict | None = None,  # baseline resources (see `run_baseline`); None: none
-                names: Sequence[str] | None = None,  # baselines to run at the longest horizon (default: all at hand)
                 distance: tuple | None = None,  # (state, parameter) nearest-training distances, (N,) each
                 solve_at: int | None = None,  # the horizon whose rows (every start) also get the solver's error from the stored start
                 shared: dict | None = None,  # maps of `Baseline.seed_free` baselines, kept here to serve the other seeds
                 ) -> tuple[dict, dict]:
     "Rows (trajectory, start, horizon) with true errors, step-doubling, trivial and baseline scores, per-cell skill, the solver's error; and seconds per baseline."
     have = {k for k, v in (resources or {}).items() if v is not None} | {"model"}
-    if resources is None:
-        names = []
-    elif names is None:
-        names = [n for n, b in BASELINES.items() if set(b.needs) <= have and n != "step_doubling"]
+    names = [] if resources is None else [n for n, b in BASELINES.items() if set(b.needs) <= have and n != "step_doubling"]
     blocks, seconds = [], {}
     for h in design["horizons"] + design["beyond"]:
         for t0 in design["starts"][h]:
@@ -223,16 +220,22 @@ def calib_rows(data: dict, h: int, trajectories=None) -> tuple[np.ndarray, ...]:
     return x[keep], p[keep], y[keep], i[keep]
 
 
-def baseline_resources(env: Env, model, members: Sequence,  # the K = 3 training seeds (the ensemble; `model` among them)
+def baseline_resources(env: Env, members: Sequence,  # the K = 3 training seeds: the ensemble
                        profile, design: dict, calib: dict,  # `load_starts` of the calib split
-                       root=None, seed: int = 0, alpha: float = 0.1) -> tuple[dict, dict]:
-    "Every calibrated baseline's resources from the calib split only, and the seconds each took to fit."
+                       root=None,
+                       seed: int = 0,  # the seed evaluated: `members[seed]` is the model, and its calib folds are drawn from it
+                       alpha: float = 0.1) -> tuple[dict, dict]:
+    "Every calibrated baseline's resources for `members[seed]`, from the calib split only, and the seconds each took to fit."
+    if not 0 <= seed < len(members):
+        raise ValueError(f"seed {seed} names no member of an ensemble of {len(members)}")
+    model = members[seed]
     h = design["h_max"]
     n_calib = len(next(iter(calib.values())).states)
     fold_a, fold_b = calib_folds(n_calib, seed)
     fit = {}
     t = time.perf_counter()
-    head, report = fit_error_head(model, env, profile, root, split="calib", trajectories=fold_a, max_horizon=h, seed=seed)
+    head, report = fit_error_head(model, env, profile, root, split="calib", trajectories=fold_a,
+                                  fit=HeadFit(max_horizon=h, seed=seed))
     fit["error_head"] = time.perf_counter() - t
     t = time.perf_counter()
     x, p, y, i = calib_rows(calib, h, fold_b)
@@ -273,13 +276,32 @@ def model_digest(model) -> str:
     return h.hexdigest()[:16]
 
 
+# %% ../nbs/10a_evaluate.ipynb #c013b
+@dataclasses.dataclass(frozen=True)
+class EvalOptions:
+    "How `evaluate_env` runs: the start frames it scores, how much of each split, on how many threads and where, what it keeps."
+    n_starts: int = 4  # start frames per trajectory and horizon
+    limit: int | None = None  # score only the first `limit` trajectories of each split
+    n_threads: int = 1  # threads of the scoring (torch and numba); nothing here is timed
+    save: bool = True  # write the records and the summary JSON beside the data
+    client: object = None  # a Dask client (`data.dask_client`): the splits scored on its workers
+    shared: dict | None = None  # one dict given to every seed's evaluation: seed-free maps, solves and splits, made once
+
+    def __post_init__(self):
+        check_positive(self.n_starts, "n_starts", integer=True), check_positive(self.n_threads, "n_threads", integer=True)
+        if self.limit is not None:
+            check_positive(self.limit, "limit", integer=True)
+
+
+# %% ../nbs/10a_evaluate.ipynb #c013c
 def _starts_key(env: Env, prof, split: str, design: dict, limit, root):
     return lambda: ("starts", split, repr(design), limit, str(store_path(env, prof, split, root)))
 
 
 def score_one_split(env: Env, model, prof, root, design: dict, split: str,
-                    resources: dict | None, limit: int | None, shared: dict | None = None) -> tuple[dict, dict, int]:
+                    resources: dict | None, options: EvalOptions = EvalOptions()) -> tuple[dict, dict, int]:
     "One split's records, seconds per baseline and trajectory count: the unit `evaluate_env` runs here or fans out on Dask."
+    shared, limit = options.shared, options.limit
     # read once for every seed: the stored trajectories do not depend on the network
     train0 = _once(shared, lambda: ("train0", str(store_path(env, prof, "train", root))),
                    lambda: load_split(env, prof, "train", [], root))
@@ -292,43 +314,41 @@ def score_one_split(env: Env, model, prof, root, design: dict, split: str,
     return rec, secs, len(d0.states)
 
 
-def _score_remote(env, model, prof, root, design, split, resources, limit, n_threads):
-    with threads(n_threads):  # a Dask worker's own process: its threads set here
-        return score_one_split(env, model, prof, root, design, split, resources, limit)
+def _score_remote(env, model, prof, root, design, split, resources, options):
+    with threads(options.n_threads):  # a Dask worker's own process: its threads set here
+        return score_one_split(env, model, prof, root, design, split, resources, options)
 
 
 def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
                  resources: dict | None = None,  # baseline resources (`baseline_resources`); None: step doubling only
                  fit_seconds: dict | None = None,  # what fitting each baseline's resources cost, for the table
-                 n_starts: int = 4,  # start frames per trajectory and horizon
-                 limit: int | None = None,  # score only the first `limit` trajectories of each split
-                 n_threads: int = 1,  # threads of the scoring (torch and numba); nothing here is timed
-                 shared: dict | None = None,  # one dict passed to every seed's evaluation: seed-free maps, solves and splits, once
-                 save: bool = True,  # write the records and the summary JSON beside the data
-                 client=None) -> dict:  # a Dask client (`data.dask_client`): the splits scored on its workers
+                 options: EvalOptions = EvalOptions()) -> dict:  # start frames, limit, threads, Dask, what is kept
     "Score calib, test and OOD pairs (records per split) and run Mode 2 end to end, for one trained seed."
     prof = get_profile(profile)
     env = make_env(env, prof)
-    design = design_for(env, model, prof, root, n_starts)
+    design = design_for(env, model, prof, root, options.n_starts)
     digest = model_digest(model)
-    shared = {} if shared is None else shared  # within this seed at least: calib and test are read once
+    if options.shared is None:  # within this seed at least: calib and test are read once
+        options = dataclasses.replace(options, shared={})
+    shared, limit, client = options.shared, options.limit, options.client
     out = dict(env=env.name, profile=prof.name, seed=seed, model=digest, design={k: v for k, v in design.items() if k != "starts"},
                starts={str(h): v for h, v in design["starts"].items()}, n={}, seconds_per_traj={}, records={})
     splits = ("calib", *SCORED)
     if client is not None:  # every split on a worker of its own; the workers read the stores under `root` themselves
-        futures = [client.submit(_score_remote, env, model, prof, root, design, sp, resources, limit, n_threads, pure=False)
+        remote = dataclasses.replace(options, shared=None, client=None)  # a worker keeps no cache and no client
+        futures = [client.submit(_score_remote, env, model, prof, root, design, sp, resources, remote, pure=False)
                    for sp in splits]
         done = dict(zip(splits, client.gather(futures)))
-    with threads(n_threads):
+    with threads(options.n_threads):
         if client is None:
-            done = {sp: score_one_split(env, model, prof, root, design, sp, resources, limit, shared) for sp in splits}
+            done = {sp: score_one_split(env, model, prof, root, design, sp, resources, options) for sp in splits}
         for split, (rec, secs, n) in done.items():
             out["n"][split], out["seconds_per_traj"][split], out["records"][split] = n, secs, rec
         calib, test = (_once(shared, _starts_key(env, prof, sp, design, limit, root),
                              lambda sp=sp: load_starts(env, prof, sp, design, root, limit)) for sp in ("calib", "test"))
         out["mode2"] = mode2_sweep(env, model, calib, test, design["h_max"])
     out["baseline_fit_seconds"] = dict(fit_seconds or {})
-    if save:
+    if options.save:
         # every split's records, then the summary, in one go at the end: a run killed while scoring leaves the last
         # run's files whole, never one split of a new model beside the others of an old one
         for split, rec in out["records"].items():

@@ -12,7 +12,7 @@ import numpy as np
 
 from .core import check_positive
 from .metrics import rank_metrics, spearman, top_fraction, traj_auroc
-from .metrics_ci import percentile_interval
+from .metrics_ci import CI_LEVEL, percentile_interval
 # re-exported: the experiment notebooks check saved rows against it from here
 from .records import PROTOCOL_VERSION  # noqa: F401
 
@@ -53,7 +53,7 @@ def cluster_weights(clusters: np.ndarray, n_boot: int = 1000, seed: int = 0) -> 
 
 def boot_stat(stat: Callable[[np.ndarray], float | np.ndarray],  # statistic of a row-index array
               clusters: np.ndarray,  # (n,) cluster label of every row
-              n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
+              n_boot: int = 1000, seed: int = 0, level: float = CI_LEVEL) -> dict:
     "`stat` on all rows and on every cluster resample: {'est', 'lo', 'hi', 'reps'} (vectors if `stat` returns one)."
     if not 0 < level < 1:
         raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
@@ -86,7 +86,7 @@ def hier_mean(vals: np.ndarray,  # (n_seeds, n_boot, ...) a statistic of each se
 
 def hier_boot(stat: Callable[[np.ndarray, int], float | np.ndarray],  # stat(row indices, seed index)
               n_seeds: int, clusters: np.ndarray,  # (n,) cluster (trajectory) of every row
-              n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
+              n_boot: int = 1000, seed: int = 0, level: float = CI_LEVEL) -> dict:
     "Seed-mean of `stat` on all rows and its hierarchical-bootstrap CI (seeds, then trajectories): {'est', 'lo', 'hi', 'reps'}."
     if not 0 < level < 1:
         raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
@@ -287,9 +287,9 @@ def compare(metric: str | Callable[[np.ndarray, np.ndarray], float],  # "auroc" 
             errors: Sequence[np.ndarray],  # per seed (n,) true errors
             clusters: np.ndarray,  # (n,) trajectory of every row
             families: np.ndarray | None = None,  # given: family-averaged metrics
-            n_boot: int = 1000, seed: int = 0, level: float = 0.95,
-            margin: float | None = EQUIVALENCE_MARGIN) -> dict:  # equivalence margin of the verdicts
-    "Seed-mean metric of the method and each other score with hierarchical CIs, paired differences with p-values, and verdicts."
+            n_boot: int = 1000, seed: int = 0) -> dict:
+    "Seed-mean metric of the method and each other score with hierarchical `CI_LEVEL` CIs, paired differences with p-values, and verdicts at the `EQUIVALENCE_MARGIN`."
+    level, margin = CI_LEVEL, EQUIVALENCE_MARGIN  # the protocol's, fixed before any number was seen
     names = ["method", *others]
     scores = [method] + [others[k] for k in names[1:]]
     n_seeds = len(errors)

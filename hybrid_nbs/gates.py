@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 
 from .evidence import boot_p, hier_boot, verdict
-from .metrics_ci import percentile_interval
+from .metrics_ci import CI_LEVEL, percentile_interval
 
 # %% auto #0
-__all__ = ['GATES', 'deferred_error', 'top_share', 'gates_at']
+__all__ = ['GATES', 'GATE_MARGIN', 'deferred_error', 'top_share', 'gates_at']
 
 # %% ../nbs/09c_gates.ipynb #305c3c02
 def deferred_error(score: np.ndarray,  # (n,) the gate's score: the `k` highest are deferred
@@ -45,6 +45,7 @@ def top_share(score: np.ndarray, share: float) -> np.ndarray:
 
 
 GATES = ("mode1", "gate", "random", "family_floor", "oracle")
+GATE_MARGIN = 0.05  # equivalence margin of Mode 2's verdicts, as a share of Mode 1's error
 
 
 def gates_at(deferred,  # (n,) bool rows the gate deferred, or one such array per seed
@@ -52,9 +53,9 @@ def gates_at(deferred,  # (n,) bool rows the gate deferred, or one such array pe
              floor_score,  # (n,) family-indicator score, or one per seed
              clusters: np.ndarray,  # (n,) trajectory of every row
              solver_error=None,  # (n,) error of the solver's output against the stored target, or one per seed; None: 0
-             n_boot: int = 1000, seed: int = 0, level: float = 0.95,
-             margin: float = 0.05) -> dict:  # equivalence margin, as a share of Mode 1's error
+             n_boot: int = 1000, seed: int = 0) -> dict:
     "Mode 2 end to end at the deferral its gate made, against random, family-floor and oracle gates at the same count."
+    level, margin = CI_LEVEL, GATE_MARGIN  # the protocol's, fixed before any number was seen
     many = lambda x: list(x) if isinstance(x, (list, tuple)) else [x]
     masks = [np.asarray(m, bool) for m in many(deferred)]
     errs, floors = [np.asarray(e, np.float64) for e in many(error)], [np.asarray(f, np.float64) for f in many(floor_score)]

@@ -11,7 +11,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .core import get_profile
-from .jobs import JOBS, Task
+from .jobs import JOBS, JobRun, Task
 from .paths import write_atomic
 
 # %% auto #0
@@ -21,9 +21,12 @@ __all__ = ['COST_TABLES', 'job_cost', 'job_cost_markdown', 'write_job_cost']
 COST_TABLES = MappingProxyType({"main": "reproduce_cost", "study": "study_cost"})  # job -> its table's name
 
 
-def job_cost(job: str, profile: str, tasks: list[Task], records: list[dict], ledger: dict, lanes: int, started: str,
-             wall: float, prov: dict, digest: str, only: list[str] | None) -> dict:
-    "The cost record of one run of `job`: this run's tasks, and the ledger's for the tasks it reused or did not run."
+def job_cost(run: JobRun,  # the run as it started
+             tasks: list[Task], records: list[dict],  # its plan, and what `run_lanes` recorded of each task it ran
+             ledger: dict,  # task key -> what its last run recorded
+             wall: float) -> dict:  # seconds the run took
+    "The cost record of one run of a job: this run's tasks, and the ledger's for the tasks it reused or did not run."
+    prov = run.prov
     ran = {r["key"]: r for r in records}
     rows = []
     for t in tasks:
@@ -33,9 +36,10 @@ def job_cost(job: str, profile: str, tasks: list[Task], records: list[dict], led
                          start=r["start"] if fresh else None, seconds=r["seconds"] if r else e.get("seconds"),
                          made_by="this run" if fresh else e.get("run"), commit=prov["commit"] if fresh else e.get("commit"),
                          dirty=prov["dirty"] if fresh else e.get("dirty")))
-    return dict(job=job, command=JOBS[job], profile=get_profile(profile).name, lanes=lanes,
-                cores=len(os.sched_getaffinity(0)), started=started, wall_seconds=round(wall, 1), only=only,
-                commit=prov["commit"], dirty=prov["dirty"], code=digest, tasks=rows)
+    return dict(job=run.job, command=JOBS[run.job], profile=get_profile(run.profile).name, lanes=run.lanes,
+                cores=len(os.sched_getaffinity(0)), started=run.started, wall_seconds=round(wall, 1),
+                only=list(run.only) if run.only else None, commit=prov["commit"], dirty=prov["dirty"], code=run.digest,
+                tasks=rows)
 
 
 def job_cost_markdown(cost: dict) -> str:

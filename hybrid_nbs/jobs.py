@@ -20,7 +20,7 @@ from .envs import ENV_NAMES, make_env
 from .paths import card_path, checkout_root, ckpt_dir, env_name
 
 # %% auto #0
-__all__ = ['JOBS', 'declaration', 'find_notebooks', 'notebook_copies', 'Task', 'plan_job', 'code_digest', 'reusable']
+__all__ = ['JOBS', 'declaration', 'find_notebooks', 'notebook_copies', 'Task', 'plan_job', 'JobRun', 'code_digest', 'reusable']
 
 # %% ../nbs/10h_jobs.ipynb #c005
 JOBS = MappingProxyType({"main": "make reproduce", "study": "make study"})  # job -> the command a reader types
@@ -193,6 +193,22 @@ def _only(tasks: list[Task], only: list[str], job: str, others: dict) -> list[Ta
             keep.add(d)
             stack += by_key[d].needs
     return [t for t in tasks if t.key in keep]
+
+# %% ../nbs/10h_jobs.ipynb #jr02
+@dataclass(frozen=True)
+class JobRun:
+    "One run of a job as it started: the job, profile and lanes, where it reads and writes, its code, and what it was limited to."
+    job: str  # "main" or "study"
+    profile: str  # the profile's name
+    lanes: int  # tasks run side by side, one thread each
+    out: Path  # the output root (`$HYBRID_NBS_ROOT` of every task)
+    nbs: Path  # the notebooks the tasks execute
+    started: str  # UTC, to the minute
+    digest: str  # `code_digest` of the run's code
+    prov: dict  # `provenance`: the commit and whether the tree was dirty
+    only: tuple | None = None  # the notebook filters of `--only`, if any
+    path: tuple = ()  # folders put first on the tasks' PYTHONPATH (where a user's Env module lies)
+
 
 # %% ../nbs/10h_jobs.ipynb #c015
 def code_digest(root: Path | None = None,  # the checkout (default: `checkout_root()`)

@@ -20,13 +20,13 @@ from types import MappingProxyType
 from .core import get_profile, PROFILE_ENV_VAR, THREADS_ENV_VAR
 from .envs import env_class
 from .job_cost import COST_TABLES, job_cost, write_job_cost
-from .jobs import code_digest, JOBS, plan_job, reusable, Task
+from .jobs import code_digest, JOBS, JobRun, plan_job, reusable, Task
 from .paths import checkout_root, env_name, exclusive, project_root, ROOT_ENV_VAR, runs_dir, write_atomic
 from .publish import provenance, publish_run, reproduce_out
 
 # %% auto #0
 __all__ = ['PRIOR_SECONDS', 'LANE_ENV', 'default_jobs', 'task_command', 'expected_seconds', 'critical_path', 'Board',
-           'TaskFailed', 'run_tasks', 'run_job']
+           'TaskFailed', 'run_lanes', 'run_job']
 
 # %% ../nbs/10i_lanes.ipynb #c018
 PRIOR_SECONDS = MappingProxyType({  # a task's expected seconds before any run has been timed, per profile and kind
@@ -185,20 +185,15 @@ def _check_writes(task: Task, out: Path, since: float):
                              f"{p}: fix the notebook or its declaration")
 
 
-def run_tasks(tasks: list[Task],  # from `plan_job`, each after the tasks it needs
-              out: Path,  # the output root (`$HYBRID_NBS_ROOT` of every task)
-              profile: str,
-              jobs: int,  # lanes
+def run_lanes(tasks: list[Task],  # from `plan_job`, each after the tasks it needs
+              run: JobRun,  # the run: its profile, lanes, output root, notebooks, code digest and import path
               board: Board,
               ledger: dict,  # task key -> what its last run recorded (`reusable`)
-              digest: str,  # `code_digest` of this run
               on_done=None,  # called as on_done(task, seconds) after a task succeeds, before the next starts
               force: bool = False,  # run every task, reusing nothing
-              nbs: Path | None = None,
-              path: list[str] | None = None,  # folders put first on the tasks' PYTHONPATH (where a user's Env module lies)
               ) -> list[dict]:  # per task: key, kind, lane, start, seconds, reused, timed
-    "Run `tasks` in `jobs` lanes of one thread each, timed ones alone, reusing what the ledger holds; stop all on a failure."
-    nbs = Path(nbs) if nbs is not None else checkout_root() / "nbs"
+    "Run `tasks` in `run.lanes` lanes of one thread each, timed ones alone, reusing what the ledger holds; stop all on a failure."
+    out, profile, jobs, digest, nbs, path = run.out, run.profile, run.lanes, run.digest, Path(run.nbs), list(run.path)
     by, keys = {t.key: t for t in tasks}, {t.key for t in tasks}
     rank = critical_path(tasks, board.expected)
     base = {**os.environ, PROFILE_ENV_VAR: get_profile(profile).name, ROOT_ENV_VAR: str(out)}
@@ -338,11 +333,12 @@ def run_job(job: str = "main",  # "main" (`hnwm reproduce`) or "study" (`hnwm st
                     f"(from {'the last run' if previous else 'the profile'}); writing to {out}")
         # a user's module is imported by every task's process from the folder `hnwm` imported it from
         path = [_import_root(env_class(e)) for e in envs or ()]
-        records = run_tasks(tasks, out, prof.name, jobs, board, ledger, digest, done, force, nbs, path)
+        run = JobRun(job, prof.name, jobs, out, nbs, started, digest, prov, tuple(only) if only else None, tuple(path))
+        records = run_lanes(tasks, run, board, ledger, done, force)
         table = out / "tables" / f"{COST_TABLES[job]}.md"
         if all(r["reused"] for r in records) and table.is_file():  # keep the record of the run that made everything
             board.event(f"done: nothing ran; {table} still records the run that made it")
         else:
-            cost = job_cost(job, prof.name, tasks, records, ledger, jobs, started, time.monotonic() - t0, prov, digest, only)
+            cost = job_cost(run, tasks, records, ledger, time.monotonic() - t0)
             board.event(f"done: {write_job_cost(out, cost)}")
     return records

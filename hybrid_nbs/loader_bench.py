@@ -23,7 +23,7 @@ from .model import Surrogate, build_model, model_config_for
 from .pairs import PairSource, epoch_pairs
 from .paths import store_path
 from .store import open_store
-from .train import train_step
+from .train import Stepper, train_step
 from .train_config import TrainConfig, train_config_for
 
 # %% auto #0
@@ -71,10 +71,10 @@ def time_train_steps(model: Surrogate, cfg: TrainConfig, batches: Iterable[tuple
     "Wall seconds of one AdamW step (`train_step`) of `model` on each of `batches`, on a fresh optimiser; the first is the warm-up."
     loss_mod = PairLoss(model, cfg)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    out = []
+    stepper, out = Stepper(model, loss_mod, opt, cfg), []
     for batch in batches:
         t0 = time.perf_counter()
-        train_step(model, loss_mod, opt, batch, cfg, cfg.lr)
+        train_step(stepper, batch, cfg.lr)
         out.append(time.perf_counter() - t0)
     return out
 
@@ -86,8 +86,7 @@ def profile_model(env: Env, profile, root=None) -> tuple[Surrogate, TrainConfig,
     src = PairSource(store_path(env, prof, "train", root), cfg.memory_gb)
     norm = norm_stats(env, prof, root, save=False)
     pm, ps = param_stats(src.params)
-    model = build_model(model_config_for(env, prof.name), env=env, state_mean=norm["state_mean"],
-                        state_std=norm["state_std"], param_mean=pm, param_std=ps, seed=0,
+    model = build_model(model_config_for(env, prof.name), env, dict(norm, param_mean=pm, param_std=ps), seed=0,
                         max_horizon=min(cfg.max_horizon, src.n_frames - 1))
     return (model.to(memory_format=torch.channels_last) if model.grid else model), cfg, src
 

@@ -19,11 +19,11 @@ from .envs import validate_env
 from .paths import store_path
 from .loss import PairLoss
 from .pairs import PairSource, augmenter, epoch_pairs
-from .train import store_witness, fresh_model, resolve_arch, train_step
+from .train import store_witness, fresh_model, resolve_arch, Stepper, train_step
 from .train_config import TrainConfig, train_config_for
 
 # %% auto #0
-__all__ = ['smooth_centred', 'lr_at_min', 'RangeTest', 'lr_range_test']
+__all__ = ['smooth_centred', 'lr_at_min', 'RangeTest', 'RangeSweep', 'lr_range_test']
 
 # %% ../nbs/06a_lr_range.ipynb #42d700d8
 def smooth_centred(x: np.ndarray, window: int = 9) -> np.ndarray:
@@ -63,38 +63,50 @@ class RangeTest:
         d = dataclasses.asdict(self)
         return {k: v.tolist() if isinstance(v, np.ndarray) else v for k, v in d.items()}
 
+# %% ../nbs/06a_lr_range.ipynb #c0a6rs
+@dataclasses.dataclass(frozen=True)
+class RangeSweep:
+    "What a range test trains and how its learning rate grows and is read: the geometric ends, the smoothing, divergence, descent, the probe."
+    lr_min: float = 1e-5  # the sweep's first rate
+    lr_max: float = 1e-1  # and its last
+    window: int = 9  # centred smoothing span for `lr_at_min` (odd)
+    diverge: float = 4.0  # stop once the probe loss exceeds this multiple of its running minimum
+    min_drop: float = 0.05  # the fall below the starting loss that counts as descent
+    probe_pairs: int = 64  # size of the fixed probe batch
+    config: TrainConfig | None = None  # default `train_config_for(env, profile)`
+    arch: str | None = None  # a registered size; default `model_config_for(env, profile)`
+
+    def __post_init__(self):
+        if not (0 < self.lr_min < self.lr_max and math.isfinite(self.lr_max)):
+            raise ValueError(f"need 0 < lr_min < lr_max, got lr_min={self.lr_min}, lr_max={self.lr_max}")
+        if self.diverge <= 1:
+            raise ValueError(f"diverge must exceed 1 (a multiple of the smallest loss), got {self.diverge}")
+        if not 0 <= self.min_drop < 1 or self.probe_pairs < 1:
+            raise ValueError(f"need 0 <= min_drop < 1 and probe_pairs >= 1, got min_drop={self.min_drop}, probe_pairs={self.probe_pairs}")
+
+
 # %% ../nbs/06a_lr_range.ipynb #0a6ca498
 def lr_range_test(env: str | Env,  # registered name, import path, or an `Env` instance
                   profile: str | None = None,  # None reads $HYBRID_NBS_PROFILE
                   seed: int = 0,  # initialisation, pairs and augmentation, as in `train`
                   root: str | Path | None = None,  # data folder holding <profile>/<env>/
                   batch_size: int | None = None,  # None: the configuration's
-                  lr_min: float = 1e-5, lr_max: float = 1e-1,  # the geometric sweep's ends
                   steps: int = 100,  # steps of the sweep (fewer when it diverges)
-                  config: TrainConfig | None = None,  # default `train_config_for(env, profile)`
-                  arch: str | None = None,  # a registered size; default `model_config_for(env, profile)`
-                  window: int = 9,  # centred smoothing span for `lr_at_min` (odd)
-                  diverge: float = 4.0,  # stop once the probe loss exceeds this multiple of its running minimum
-                  min_drop: float = 0.05,  # the fall below the starting loss that counts as descent
-                  probe_pairs: int = 64,  # size of the fixed probe batch
-                  threads: int | None = None) -> RangeTest:  # torch threads; default the profile's
-    "Train from a fresh initialisation while the learning rate grows geometrically from `lr_min` to `lr_max`; nothing is saved."
-    if not (0 < lr_min < lr_max and math.isfinite(lr_max)):
-        raise ValueError(f"need 0 < lr_min < lr_max, got lr_min={lr_min}, lr_max={lr_max}")
+                  threads: int | None = None,  # torch threads; default the profile's
+                  sweep: RangeSweep = RangeSweep()) -> RangeTest:  # the rates swept, how they are read, what is trained
+    "Train from a fresh initialisation while the learning rate grows geometrically from `sweep.lr_min` to `sweep.lr_max`; nothing is saved."
+    lr_min, lr_max, window, diverge, min_drop, probe_pairs = (sweep.lr_min, sweep.lr_max, sweep.window, sweep.diverge,
+                                                              sweep.min_drop, sweep.probe_pairs)
     if steps < 2 * window:
         raise ValueError(f"steps={steps} is too few to smooth over window={window}: give at least {2 * window}")
-    if diverge <= 1:
-        raise ValueError(f"diverge must exceed 1 (a multiple of the smallest loss), got {diverge}")
-    if not 0 <= min_drop < 1 or probe_pairs < 1:
-        raise ValueError(f"need 0 <= min_drop < 1 and probe_pairs >= 1, got min_drop={min_drop}, probe_pairs={probe_pairs}")
     prof = get_profile(profile)
     env = validate_env(env, prof)
-    cfg = config or train_config_for(env, prof.name)
+    cfg = sweep.config or train_config_for(env, prof.name)
     if batch_size is not None:
         if batch_size < 1:
             raise ValueError(f"batch_size must be positive, got {batch_size}")
         cfg = dataclasses.replace(cfg, batch_size=batch_size)
-    size = resolve_arch(env, prof.name, arch)
+    size = resolve_arch(env, prof.name, sweep.arch)
     set_threads(threads or prof.threads)
     src = PairSource(store_path(env, prof, "train", root), cfg.memory_gb)
     model = fresh_model(env, prof, src, root, size, cfg, seed)
@@ -104,6 +116,7 @@ def lr_range_test(env: str | Env,  # registered name, import path, or an `Env` i
     loss_mod = PairLoss(model, cfg)
     augment = augmenter(env, cfg, store_witness(env, store_path(env, prof, "train", root)) if cfg.augment else None)
     gen = torch.Generator().manual_seed(int(make_rng(seed, "lr-range").integers(2 ** 62)))
+    stepper = Stepper(model, loss_mod, opt, cfg, augment, gen)
     pairs = epoch_pairs(src.n_traj, src.n_frames, steps * cfg.batch_size, seed, 0, cfg)
     px, py, ph, pp = next(src.batches(epoch_pairs(src.n_traj, src.n_frames, probe_pairs, seed, 1, cfg), probe_pairs))
     px, py = model.state_norm(px), model.state_norm(py)
@@ -114,23 +127,23 @@ def lr_range_test(env: str | Env,  # registered name, import path, or an `Env` i
     def probe() -> float:
         return float(((model(px, ph, pp) - py) ** 2).mean())
 
-    sweep = lr_min * (lr_max / lr_min) ** (np.arange(steps) / (steps - 1))
+    rates = lr_min * (lr_max / lr_min) ** (np.arange(steps) / (steps - 1))
     start = probe()
     losses, best, diverged, spent = [], math.inf, None, 0.0
     for k, batch in enumerate(src.batches(pairs, cfg.batch_size)):
         t = time.perf_counter()
-        train_step(model, loss_mod, opt, batch, cfg, float(sweep[k]), augment, gen)  # the steps training takes, augmented alike
+        train_step(stepper, batch, float(rates[k]))  # the steps training takes, augmented alike
         spent += (time.perf_counter() - t) if k else 0.0  # the first step pays for allocation: throughput is timed after it
         loss = probe()
         losses.append(loss)
         best = min(best, loss)
         if not math.isfinite(loss) or (k >= window and loss > diverge * best):
-            diverged = float(sweep[k])
+            diverged = float(rates[k])
             break
     n = len(losses)
     pps = (n - 1) * cfg.batch_size / spent if n > 1 else float("nan")
     finite = np.isfinite(losses)
-    lrs, ls = sweep[:n][finite], np.asarray(losses)[finite]
+    lrs, ls = rates[:n][finite], np.asarray(losses)[finite]
     smoothed = smooth_centred(ls, window)
     fell = len(ls) > 0 and smoothed.min() < (1 - min_drop) * start
     return RangeTest(env=env.name, batch_size=cfg.batch_size, seed=seed, lrs=lrs, losses=ls, loss_start=start,

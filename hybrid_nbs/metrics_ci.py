@@ -15,7 +15,14 @@ from .metrics import (cells_by_trajectory, check_fraction, paired_arrays, rank_m
                                 spearman, top_fraction, traj_auroc)
 
 # %% auto #0
-__all__ = ['boot_indices', 'percentile_interval', 'bootstrap_ci', 'summarise', 'metrics_table', 'errorbar_lengths']
+__all__ = ['CI_LEVEL', 'OPERATING_POINTS', 'boot_indices', 'percentile_interval', 'bootstrap_ci', 'summarise', 'metrics_table',
+           'errorbar_lengths']
+
+# %% ../nbs/09a_metrics_ci.ipynb #c0a5
+CI_LEVEL = 0.95  # every interval of the ledger: the central 95% of the bootstrap replicates
+OPERATING_POINTS = dict(cells=(0.1, 0.25),  # the cell fractions a map should find (top 10% and 25% by true error)
+                        trajectories=0.25,  # the trajectory fraction a gate should find
+                        defer=0.25)  # the deferral share Mode 2 is read at
 
 # %% ../nbs/09a_metrics_ci.ipynb #c005
 def boot_indices(n: int, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
@@ -40,7 +47,7 @@ def _check_level(level):
 
 def bootstrap_ci(metric_fn: Callable,  # metric of the per-trajectory arrays, returning a number
                  *per_traj_arrays: np.ndarray,  # arrays whose first axis is the trajectory
-                 n_boot: int = 1000, seed: int = 0, level: float = 0.95,
+                 n_boot: int = 1000, seed: int = 0, level: float = CI_LEVEL,
                  batch: int | None = None) -> tuple[float, float, float]:  # replicates per vectorised call
     "Estimate and percentile bootstrap CI of `metric_fn(*arrays)`, resampling trajectories with replacement."
     if not callable(metric_fn):
@@ -75,16 +82,13 @@ def summarise(score: np.ndarray,  # (N, *cells) predicted error maps
               per_traj_score: np.ndarray | None = None,  # (N,) gate score; default the spatial mean of `score`
               per_traj_error: np.ndarray | None = None,  # (N,) true error; default the spatial mean of `error`
               solver_error: np.ndarray | None = None,  # (N,) error of a deferred trajectory; default zeros
-              qs: Sequence[float] = (0.1, 0.25),  # cell fractions to detect
-              traj_q: float = 0.25,  # trajectory fraction to detect
-              defer: float = 0.25,  # deferral fraction reported
-              n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict[str, tuple[float, float, float]]:
-    "Every metric of `metrics` on one split, with a bootstrap CI over trajectories: {name: (estimate, lo, hi)}."
+              n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[float, float, float]]:
+    "Every metric of `metrics` on one split at the `OPERATING_POINTS`, with a bootstrap CI over trajectories: {name: (estimate, lo, hi)}."
     s, e = cells_by_trajectory(score, error)
     n, m = s.shape
     if n < 2:
         raise ValueError(f"summarise needs at least 2 trajectories, got {n}")
-    _check_level(level), check_fraction(traj_q, "traj_q"), check_fraction(defer, "defer")
+    qs, traj_q, defer, level = OPERATING_POINTS["cells"], OPERATING_POINTS["trajectories"], OPERATING_POINTS["defer"], CI_LEVEL
     traj = lambda x, d, name: d if x is None else paired_arrays(x, d, (name, "the spatial mean"))[0]
     ts, te = traj(per_traj_score, s.mean(1), "per_traj_score"), traj(per_traj_error, e.mean(1), "per_traj_error")
     se = traj(solver_error, np.zeros(n), "solver_error")

@@ -22,8 +22,8 @@ from .envs import env_identity, make_env
 from .nets import FiLMMLP, float_vector, HorizonEmbedding, Normalizer, PADDINGS, UNet
 
 # %% auto #0
-__all__ = ['MODELS', 'MIN_HORIZON', 'UNetConfig', 'MLPConfig', 'model_config_for', 'SurrogateConfig', 'padding_for', 'Surrogate',
-           'extrapolating', 'build_model', 'n_params']
+__all__ = ['MODELS', 'MIN_HORIZON', 'NORM_KEYS', 'UNetConfig', 'MLPConfig', 'model_config_for', 'SurrogateConfig', 'padding_for',
+           'Surrogate', 'extrapolating', 'build_model', 'n_params']
 
 # %% ../nbs/05_model.ipynb #c019
 @dataclasses.dataclass(frozen=True)
@@ -305,20 +305,23 @@ def extrapolating(model, allow: bool = True):
         model.extrapolate = before
 
 
+NORM_KEYS = ("state_mean", "state_std", "param_mean", "param_std")  # the train statistics a model normalises with
+
+
 def build_model(config: SurrogateConfig | UNetConfig | MLPConfig | str,  # a full config, or a size / registry name
                 env: Env | None = None,  # with a size: the environment (state shape, padding, name)
-                state_mean=None, state_std=None,  # with a size: per-channel train statistics
-                param_mean=None, param_std=None,  # with a size: per-parameter train statistics
+                norm: Mapping | None = None,  # with a size: the train statistics (the four `NORM_KEYS`)
                 seed: int | None = 0,  # torch seed for the initial weights (None: leave the RNG alone)
                 max_horizon: float = 0.0,  # with a size: the longest horizon it will be trained on
                 coarse: dict | None = None) -> Surrogate:  # with a size: a `CoarseSolve.identity` makes a corrector
-    "A `Surrogate` from a `SurrogateConfig`, or from a size plus an environment and its train statistics."
+    "A `Surrogate` from a `SurrogateConfig`, or from a size plus an environment and its train statistics `norm` (per-channel `state_mean`, `state_std`, per-parameter `param_mean`, `param_std`)."
     if not isinstance(config, SurrogateConfig):
         arch = MODELS.get(config) if isinstance(config, str) else config
         if not isinstance(arch, (UNetConfig, MLPConfig)):
             raise ValueError(f"Unknown model {config!r}; choose one of {tuple(MODELS)} or pass a config")
-        if env is None or any(v is None for v in (state_mean, state_std, param_mean, param_std)):
-            raise ValueError("build_model with a size needs env, state_mean, state_std, param_mean and param_std")
+        if env is None or norm is None or any(norm.get(k) is None for k in NORM_KEYS):
+            raise ValueError(f"build_model with a size needs env and norm with {', '.join(NORM_KEYS)}")
+        state_mean, state_std, param_mean, param_std = (norm[k] for k in NORM_KEYS)
         ident = env_identity(env)
         config = SurrogateConfig(arch, env.name, tuple(env.state_shape), padding_for(env),
                                  state_mean, state_std, param_mean, param_std, ident["path"], ident["config"],

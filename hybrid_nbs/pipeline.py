@@ -5,6 +5,7 @@
 # %% ../nbs/10b_pipeline.ipynb #8dbaa54b
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Sequence
@@ -13,13 +14,13 @@ from .baselines import check_ensemble
 from .card import write_card
 from .checkpoint import load_model
 from .core import check_positive, get_profile
-from .data import build_dataset, check_sizes, dask_client
+from .data import BuildOptions, build_dataset, check_sizes, dask_client
 from .env import Env
 from .envs import expand_envs, validate_env
-from .evaluate import evaluate_env
+from .evaluate import EvalOptions, evaluate_env
 from .paths import card_path, ckpt_dir, env_dir, exclusive, norm_path, store_path
 from .store import check_solver, content_digest, open_store
-from .train import train
+from .train import TrainOptions, train
 from .train_config import train_config_for
 
 # %% auto #0
@@ -47,24 +48,18 @@ def data_main(env: str | Env,  # registered name, "all", import path `module:Cla
               profile: str | None = None,  # profile name; None reads $HYBRID_NBS_PROFILE
               split: str = "all",  # one of SPLITS, or "all"
               root: str | Path | None = None,  # folder holding <profile>/<env>/<split>.zarr; default data/
-              scheduler: str | None = None,  # Dask scheduler address; default $HYBRID_NBS_SCHEDULER
-              workers: int | None = None,  # local Dask workers (None: one per core; 0: no Dask)
-              overwrite: bool = False,  # delete and rebuild existing stores
-              seed: int = 0,  # global seed
-              verify: bool = False,  # re-check finished trajectories and rebuild damaged ones
-              card: bool = True,  # write card.md, card.png and norm.json when the train split exists
               progress: bool = True,
-              sizes: dict | None = None) -> list[dict]:  # trajectories per split, a subset of the profile's (`check_sizes`)
+              options: BuildOptions = BuildOptions(),  # seed, overwrite, verify, sizes, Dask workers or cluster (`build_dataset`)
+              card: bool = True) -> list[dict]:  # write card.md, card.png and norm.json when the train split exists
     "The `hnwm data` command: build the stores of `env` (or of every registered environment), then its card."
-    check_sizes(sizes, get_profile(profile))  # before any environment is built
+    check_sizes(options.sizes, get_profile(profile))  # before any environment is built
     envs = resolve_envs(env, profile)
     recs = []
-    with dask_client(scheduler, workers) as client:
+    with dask_client(options.scheduler, options.workers) as client:
         for e in envs:
             # one builder per data folder at a time; a second (another lane of a job) waits, then finds it built
             with exclusive(env_dir(e, profile, root), "another data build", wait=True):
-                made = build_dataset(e, profile, split, root, seed=seed, scheduler=scheduler, workers=workers,
-                                     overwrite=overwrite, verify=verify, progress=progress, client=client, sizes=sizes)
+                made = build_dataset(e, profile, split, root, progress, dataclasses.replace(options, client=client))
                 recs += made
                 # the card reads every store (about a minute at laptop): rewritten only when a store changed, or when it
                 # is missing or describes other stores (an accepted solver edit changes their solver hash, not a frame)
@@ -79,19 +74,17 @@ def train_main(env: str | Env,  # registered name, "all", import path `module:Cl
                seed: int = 0,
                root: str | Path | None = None,  # data folder; default the project's data/
                resume: bool = True,
-               epochs: int | None = None,  # override the profile's epochs
                threads: int | None = None,
                progress: bool = True,
-               **overrides) -> dict:  # further TrainConfig fields
+               **overrides) -> dict:  # TrainConfig fields over the profile's (`epochs=2`), checked by TrainConfig
     "The `hnwm train` command: train (or resume) the surrogate of `env` (or of every registered environment)."
-    if epochs is not None:
-        check_positive(epochs, "epochs", integer=True)
     if threads is not None:
         check_positive(threads, "threads", integer=True)
     out = {}
     for e in resolve_envs(env, profile):
-        cfg = train_config_for(e, profile, **({"epochs": epochs} if epochs else {}), **overrides)
-        out[e.name] = train(e, profile, seed, root, resume, cfg, threads=threads, progress=progress)
+        cfg = train_config_for(e, profile, **overrides)
+        out[e.name] = train(e, profile, seed, root, cfg, progress=progress,
+                            options=TrainOptions(resume=resume, threads=threads))
     return out if env == "all" else next(iter(out.values()))
 
 
@@ -118,7 +111,8 @@ def evaluate_main(env: str | Env,  # registered name, "all", import path `module
                 raise ValueError(f"{folder / 'best'} was trained on other {e.name} data than {path} holds now (a rebuilt "
                                  f"dataset): train it again with `hnwm train --env {env} --profile {prof.name} --seed {seed} "
                                  "--no-resume`")
-            out[e.name] = evaluate_env(e, model, prof, root, seed, n_starts=n_starts, n_threads=n_threads, client=client)
+            out[e.name] = evaluate_env(e, model, prof, root, seed,
+                                       options=EvalOptions(n_starts, n_threads=n_threads, client=client))
     return out if env == "all" else next(iter(out.values()))
 
 # %% ../nbs/10b_pipeline.ipynb #a03785e6
@@ -137,7 +131,7 @@ def train_ensemble(env: str | Env,  # registered name, import path `module:Class
                    root: str | Path | None = None,  # data folder (the checkpoints go under it)
                    checkpoint: str = "best",  # which checkpoint of each run to load
                    progress: bool = False,
-                   **train_kwargs) -> list:  # passed to `train.train` (e.g. config=, threads=, resume=)
+                   **train_kwargs) -> list:  # passed to `train.train` (e.g. config=, options=)
     "Train (or resume, or reuse) `k` surrogates with seeds 0..k-1 and return them loaded, in eval mode."
     check_positive(k, "k", integer=True)
     if k < 2:

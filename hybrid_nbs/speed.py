@@ -14,7 +14,7 @@ from .capabilities import solver_settings_of
 from .env import Env
 from .errormap import step_doubling
 from .hybrid import HybridSimulator
-from .metrics_ci import boot_indices, bootstrap_ci, errorbar_lengths, percentile_interval
+from .metrics_ci import CI_LEVEL, boot_indices, bootstrap_ci, errorbar_lengths, percentile_interval
 from .solver_runs import richardson_rows, SolverRun
 from .timing import time_interleaved, timing_noise
 from .units import relative_l2, trajectory_error
@@ -143,7 +143,7 @@ def _solver_at(plane: dict, h: int) -> list[dict]:
 
 
 def headline(plane: dict, h: int, method: str,  # a surrogate (or Mode 2) row of `plane` at horizon `h`
-             n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
+             n_boot: int = 1000, seed: int = 0, level: float = CI_LEVEL) -> dict:
     "Equal-accuracy speedup, equal-cost error ratio and the raw speedup over the reference; CIs over trajectories and warm calls."
     own = next((r for r in plane["rows"] if r["method"] == method and r.get("h") == h), None)
     if own is None:
@@ -174,7 +174,7 @@ def headline(plane: dict, h: int, method: str,  # a surrogate (or Mode 2) row of
                 front=[solvers[i]["method"] for i in front])
 
 
-def point_summary(row: dict, n_boot: int = 1000, seed: int = 0, level: float = 0.95) -> dict:
+def point_summary(row: dict, n_boot: int = 1000, seed: int = 0, level: float = CI_LEVEL) -> dict:
     "Mean CPU and wall seconds per trajectory and mean errors of one plane row, each with a bootstrap CI over trajectories."
     out = {k: row[k] for k in ("method", "kind", "h", "status", "deferred", "bound", "factor", "settings") if k in row}
     for k in ("cpu", "wall", "error", "rel_l2"):

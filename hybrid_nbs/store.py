@@ -150,7 +150,7 @@ def read_meta(g: zarr.Group, name: str) -> np.ndarray:
     except Exception as e:  # noqa: BLE001 - a failed checksum and a truncated chunk come as different types
         where = getattr(g.store, "root", g.store)
         raise ValueError(f"{where}: array {name!r} is corrupt ({type(e).__name__}: {e}); repair it with "
-                         "build_dataset(..., verify=True) (hnwm data --verify), or rebuild with --overwrite") from None
+                         "build_dataset(..., options=BuildOptions(verify=True)) (hnwm data --verify), or rebuild with --overwrite") from None
 
 
 def identity_changes(g: zarr.Group, ident: dict, env: Env | None, skip=()) -> dict:
@@ -214,5 +214,5 @@ def read_trajectory(g: zarr.Group, i: int, t: slice | int | list = slice(None)) 
         err = err if x is None else "missing or non-finite frames"
         where = getattr(g.store, "root", g.store)
         raise ValueError(f"{where}: trajectory {i} is corrupt or truncated ({err}); repair it with "
-                         "build_dataset(..., verify=True) (hnwm data --verify), or rebuild with --overwrite")
+                         "build_dataset(..., options=BuildOptions(verify=True)) (hnwm data --verify), or rebuild with --overwrite")
     return x

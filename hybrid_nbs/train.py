@@ -32,7 +32,7 @@ from .store import check_solver, open_store, read_trajectory, stored_params
 from .train_config import lr_at, train_config_for, TrainConfig
 
 # %% auto #0
-__all__ = ['train', 'resolve_arch', 'fresh_model', 'train_step', 'store_witness', 'TrainJob']
+__all__ = ['TrainOptions', 'train', 'resolve_arch', 'fresh_model', 'Stepper', 'train_step', 'store_witness', 'TrainJob']
 
 # %% ../nbs/06_train.ipynb #c020
 def _distributed() -> tuple[int, int, int, bool]:
@@ -66,7 +66,7 @@ def _check_resume(meta: dict, cfg: TrainConfig, identity: dict, folder: Path) ->
     if done is not None and done != cfg.epochs:
         raise ValueError(f"cannot resume {folder}: it was trained on a {done}-epoch schedule, not {cfg.epochs} (the "
                          "warm-up and cosine decay of the learning rate are set by the number of epochs, so continuing "
-                         f"would follow neither schedule); pass resume=False (--no-resume) to train {cfg.epochs} epochs "
+                         f"would follow neither schedule); pass options=TrainOptions(resume=False) (--no-resume) to train {cfg.epochs} epochs "
                          "from the start, or another seed/run name")
     old = {k: v for k, v in TrainConfig.from_dict(meta.get("train_config", {})).to_dict().items()
            if k not in ("epochs", "workers", "memory_gb")}
@@ -80,7 +80,7 @@ def _check_resume(meta: dict, cfg: TrainConfig, identity: dict, folder: Path) ->
               if meta.get("dataset", {}).get(k) != v and k not in skip]
     if diffs:
         raise ValueError(f"cannot resume from {folder}: it was trained differently ({'; '.join(diffs)}); "
-                         "pass resume=False (--no-resume) to start again, or another seed/run name")
+                         "pass options=TrainOptions(resume=False) (--no-resume) to start again, or another seed/run name")
 
 
 def _resume_from(folder: Path, env, profile: str, arch: str, seed: int | None = None) -> dict | None:
@@ -94,25 +94,33 @@ def _resume_from(folder: Path, env, profile: str, arch: str, seed: int | None = 
                 tried.append(f"{name}: {e}")
     if tried:
         raise ValueError(f"cannot resume {folder}: " + "; ".join(tried) + ". Nothing was changed (best is kept); "
-                         "pass resume=False (--no-resume) to start this run again")
+                         "pass options=TrainOptions(resume=False) (--no-resume) to start this run again")
     if (folder / "best" / CONFIG_FILE).is_file():
         raise ValueError(f"{folder} holds a best checkpoint but no last one to resume from; nothing was changed. "
-                         "Pass resume=False (--no-resume) to train again (best is then replaced), or another seed or run")
+                         "Pass options=TrainOptions(resume=False) (--no-resume) to train again (best is then replaced), or another seed or run")
     return None
+
+# %% ../nbs/06_train.ipynb #to01
+@dataclasses.dataclass(frozen=True)
+class TrainOptions:
+    "How one call of `train` runs: its checkpoint folder, whether it resumes, when it stops, and on how many threads."
+    run: str | None = None  # checkpoint folder name under ckpt/; default seed<seed> (a corrector: corrector-k<k>-seed<seed>)
+    resume: bool = True  # continue from <run>/last if it exists
+    stop_after: int | None = None  # stop after this many epochs in this call (an interruption, for tests)
+    threads: int | None = None  # torch threads per process; default cores / local ranks (<= the profile's)
+
 
 # %% ../nbs/06_train.ipynb #c022
 def train(env: str | Env,  # registered name, import path `module:Class`, or an `Env` instance
           profile: str | None = None,  # None reads $HYBRID_NBS_PROFILE
           seed: int = 0,  # model initialisation and pair sampling
           root: str | Path | None = None,  # data folder holding <profile>/<env>/; default the project's data/
-          resume: bool = True,  # continue from <run>/last if it exists
           config: TrainConfig | None = None,  # default train_config_for(env, profile)
-          run: str | None = None,  # checkpoint folder name under ckpt/; default seed<seed> (a corrector: corrector-k<k>-seed<seed>)
-          stop_after: int | None = None,  # stop after this many epochs in this call (an interruption, for tests)
-          threads: int | None = None,  # torch threads per process; default cores / local ranks (<= the profile's)
           arch: str | None = None,  # a registered model size (`model.MODELS`); default `model_config_for(env, profile)`
-          progress: bool = True) -> dict:  # tqdm bar on rank 0
+          progress: bool = True,  # tqdm bar on rank 0
+          options: TrainOptions = TrainOptions()) -> dict:  # the checkpoint folder, resuming, stopping early, threads
     "Train (or resume) the surrogate of `env`; checkpoints in `paths.ckpt_dir(...)`; returns a summary dict."
+    run, resume, stop_after, threads = options.run, options.resume, options.stop_after, options.threads
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     seed = int(seed)  # a numpy integer would fail the checkpoint's JSON after a whole epoch
@@ -162,16 +170,27 @@ def fresh_model(env: Env, prof, src: PairSource, root, arch, cfg: TrainConfig, s
     norm = load_norm(env, prof, root, solver_hash=src.identity["solver_hash"])
     pm, ps = param_stats(src.params)
     coarse = CoarseSolve(env, cfg.coarse_factor).identity if cfg.coarse_factor else None
-    return build_model(arch, env=env, state_mean=norm["state_mean"], state_std=norm["state_std"],
-                       param_mean=pm, param_std=ps, seed=seed,
+    return build_model(arch, env, dict(norm, param_mean=pm, param_std=ps), seed=seed,
                        max_horizon=min(cfg.max_horizon, src.n_frames - 1),  # the range the pairs cover
                        coarse=coarse)
 
 
-def train_step(model: Surrogate, loss_mod: nn.Module, opt: torch.optim.Optimizer, batch: tuple, cfg: TrainConfig,
-               lr: float, augment: Callable | None = None, gen: torch.Generator | None = None,
-               device: torch.device | str = "cpu", amp=None) -> tuple[torch.Tensor, torch.Tensor]:
+@dataclasses.dataclass(frozen=True)
+class Stepper:
+    "What every training step reuses: the model, its loss and optimiser, the configuration, the augmentation, device and autocast."
+    model: Surrogate
+    loss_mod: nn.Module  # `PairLoss` of the model
+    opt: torch.optim.Optimizer
+    cfg: TrainConfig
+    augment: Callable | None = None  # `augmenter`'s random exact symmetry per pair, or none
+    gen: torch.Generator | None = None  # the augmentation's random stream
+    device: torch.device | str = "cpu"
+    amp: object = None  # a bf16 autocast context on CUDA, else none
+
+
+def train_step(s: Stepper, batch: tuple, lr: float) -> tuple[torch.Tensor, torch.Tensor]:
     "One AdamW step at learning rate `lr` on `batch` = (x, y, h, p[, c]) in physical units; returns the (direct, chain) losses."
+    model, loss_mod, opt, cfg, augment, gen, device, amp = s.model, s.loss_mod, s.opt, s.cfg, s.augment, s.gen, s.device, s.amp
     x, y, h, p, *more = batch  # more: a corrector's coarse solutions
     for g in opt.param_groups:
         g["lr"] = lr
@@ -222,7 +241,7 @@ def _train(job: TrainJob, rank: int, world: int, device: torch.device) -> dict:
     if cfg.coarse_factor:  # the coarse solutions of every training pair, computed once (rank 0), before any step
         solve, horizon = CoarseSolve(env, cfg.coarse_factor), min(cfg.max_horizon, src.n_frames - 1)
         if rank == 0:
-            built = build_coarse_cache(env, cfg.coarse_factor, prof, "train", root, cfg.coarse_stride, horizon)
+            built = build_coarse_cache(env, cfg.coarse_factor, prof, root, cfg.coarse_stride, horizon)
         if world > 1:
             torch.distributed.barrier()
         path = coarse_cache_path(env, prof, "train", cfg.coarse_factor, root)
@@ -281,11 +300,12 @@ def _train(job: TrainJob, rank: int, world: int, device: torch.device) -> dict:
         mine = pairs.reshape(-1, world, local_b, 3)[:, rank].reshape(-1, 3)
         sums = torch.zeros(3, dtype=torch.float64)  # direct, chain, batches
         gen = torch.Generator().manual_seed(int(make_rng(seed, "augment", epoch, rank).integers(2 ** 62)))
+        stepper = Stepper(model, loss_mod, opt, cfg, augment, gen, device, amp)
         bar = tqdm(src.batches(mine, local_b, cfg.workers), total=steps, desc=f"{env.name} epoch {epoch + 1}/{cfg.epochs}",
                    disable=not progress or rank != 0, leave=False)
         for batch in bar:
             lr = lr_at(state["step"], total, cfg)
-            direct, chain = (v.item() for v in train_step(model, loss_mod, opt, batch, cfg, lr, augment, gen, device, amp))
+            direct, chain = (v.item() for v in train_step(stepper, batch, lr))
             state["step"] += 1
             sums += torch.tensor([direct, chain, 1.0], dtype=torch.float64)
             bar.set_postfix(loss=f"{direct + cfg.chain_weight * chain:.4f}", lr=f"{lr:.1e}")

@@ -93,9 +93,9 @@ class WeightedConformal:
 
 def calibrate_weighted_conformal(head: ErrorHead, model, states: np.ndarray, param_vectors,
                                  targets: np.ndarray,  # calibration rows, raw: never rows the head was fitted on
-                                 horizon: float, alpha: float = 0.1, beta: float = 0.9, delta: float | None = None,
+                                 horizon: float, alpha: float = 0.1, beta: float = 0.9,
                                  trajectories: Sequence[int] | None = None) -> WeightedConformal:  # (N,) ids; default one per row
-    "Calibrate q on rows (state, target `horizon` frames later) with the head's map as difficulty; diverged rows are left out."
+    "Calibrate q on rows (state, target `horizon` frames later) with the head's map as difficulty and `fit_weighted_conformal`'s delta; diverged rows are left out."
     check_level(alpha, "alpha"); check_level(beta, "beta", closed=True)
     u = error_head_map(head, model, states, param_vectors, horizon)
     traj = _traj_ids(trajectories, len(u.error_map))
@@ -103,7 +103,7 @@ def calibrate_weighted_conformal(head: ErrorHead, model, states: np.ndarray, par
     ok = np.isfinite(u.score_mean) & np.isfinite(err.reshape(len(err), -1)).all(axis=1)
     if not ok.any():
         raise ValueError("every calibration prediction diverged; nothing to calibrate on")
-    q, delta, scores = fit_weighted_conformal(err[ok], u.error_map[ok], alpha, beta, delta, traj[ok])
+    q, delta, scores = fit_weighted_conformal(err[ok], u.error_map[ok], alpha, beta, trajectories=traj[ok])
     return WeightedConformal(q, float(alpha), float(beta), delta, float(horizon), model.config.env, _head_digest(head),
                              len(scores), int(ok.sum()))
 
@@ -111,8 +111,7 @@ def calibrate_weighted_conformal(head: ErrorHead, model, states: np.ndarray, par
 def weighted_conformal_map(cal: WeightedConformal, head: ErrorHead, model, states: np.ndarray, param_vectors,
                            horizon: float,
                            targets: np.ndarray | None = None,  # if given, coverage is reported in `info`
-                           trajectories: Sequence[int] | None = None,  # (N,) ids grouping rows for `traj_coverage`
-                           top_fraction: float = 0.01) -> Uncertainty:
+                           trajectories: Sequence[int] | None = None) -> Uncertainty:  # (N,) ids grouping rows for `traj_coverage`
     "Per-cell half-widths q (sigma + delta) with sigma the head's map (normalised units); prediction = f(s, T)."
     states, param_vectors, horizon = calibrated_batch(cal, WeightedConformal, model, states, param_vectors, horizon, "cal")
     if not isinstance(head, ErrorHead) or _head_digest(head) != cal.head_digest:
@@ -127,4 +126,4 @@ def weighted_conformal_map(cal: WeightedConformal, head: ErrorHead, model, state
             covered = (err / (u.error_map + cal.delta) <= cal.q) | np.isposinf(width)
         info.update(coverage=float(covered.mean()), coverage_per_traj=covered.reshape(len(covered), -1).mean(axis=1),
                     traj_coverage=float(np.mean(_cover_fraction(covered, traj) >= cal.beta)))
-    return uncertainty("weighted_conformal", width, u.prediction, top_fraction=top_fraction, **info)
+    return uncertainty("weighted_conformal", width, u.prediction, **info)

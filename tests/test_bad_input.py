@@ -13,7 +13,7 @@ from hybrid_nbs.checkpoint import CONFIG_FILE, MODEL_FILE, load_model
 from hybrid_nbs.cli import main
 from hybrid_nbs.core import make_rng
 from hybrid_nbs.paths import exclusive
-from hybrid_nbs.data import build_dataset, dask_client
+from hybrid_nbs.data import BuildOptions, build_dataset, dask_client
 from hybrid_nbs.store import open_store, read_meta
 from hybrid_nbs.envs import make_env
 from hybrid_nbs.envs.euler import Euler, from_primitive, sedov_state
@@ -22,16 +22,16 @@ from hybrid_nbs.errormap import step_doubling
 from hybrid_nbs.hybrid import HybridSimulator
 from hybrid_nbs.paths import ckpt_dir, store_path
 from hybrid_nbs.pairs import PairSource
-from hybrid_nbs.train import train
+from hybrid_nbs.train import TrainOptions, train
 from toys import smoke_root
 
-Q = dict(workers=0, progress=False)
+Q = dict(progress=False, options=BuildOptions(workers=0))  # in this process
 
 
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     r = smoke_root(tmp_path_factory, ("euler",))
-    train("euler", "smoke", seed=0, root=r, progress=False, threads=1)
+    train("euler", "smoke", seed=0, root=r, progress=False, options=TrainOptions(threads=1))
     return r
 
 
@@ -54,7 +54,7 @@ def test_flipped_params_byte_is_caught_and_repaired(root, tmp_path):
     data = bytearray(chunk.read_bytes()); data[0] ^= 0xFF; chunk.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="array 'params' is corrupt.*--verify"):
         PairSource(path)
-    recs = build_dataset("euler", "smoke", "train", tmp_path, verify=True, **Q)
+    recs = build_dataset("euler", "smoke", "train", tmp_path, progress=False, options=BuildOptions(workers=0, verify=True))
     assert recs[0]["repaired_metadata"] == ["params"]
     np.testing.assert_array_equal(read_meta(open_store(path), "params"),
                                   read_meta(open_store(store_path("euler", "smoke", "train", root)), "params"))
@@ -102,13 +102,13 @@ def test_resume_keeps_best(root, tmp_path):
     shutil.rmtree(run / "last")
     best = (run / "best" / MODEL_FILE).read_bytes()
     with pytest.raises(ValueError, match="no last one to resume from"):
-        train("euler", "smoke", root=root, run="lost", progress=False, threads=1)
+        train("euler", "smoke", root=root, progress=False, options=TrainOptions(run="lost", threads=1))
     assert (run / "best" / MODEL_FILE).read_bytes() == best
     broken = ckpt_dir("euler", "smoke", 0, root, run="broken")
     shutil.copytree(src, broken)
     shutil.copytree(broken / "last", broken / "last.old")
     (broken / "last" / MODEL_FILE).write_bytes(b"\0" * 10)
-    assert train("euler", "smoke", root=root, run="broken", progress=False, threads=1)["complete"]
+    assert train("euler", "smoke", root=root, progress=False, options=TrainOptions(run="broken", threads=1))["complete"]
 
 
 @pytest.mark.slow  # over 10 s in CI (`make test --durations`)
@@ -147,7 +147,7 @@ def test_concurrency_and_os_errors(root, tmp_path):
             build_dataset("euler", "smoke", "val", tmp_path, **Q)
     with exclusive(ckpt_dir("euler", "smoke", 5, root), "a test"):
         with pytest.raises(ValueError, match="another training run is using"):
-            train("euler", "smoke", seed=5, root=root, progress=False, threads=1)
+            train("euler", "smoke", seed=5, root=root, progress=False, options=TrainOptions(threads=1))
     with pytest.raises(ValueError, match="cannot reach the Dask scheduler"):
         with dask_client("tcp://127.0.0.1:9"):
             pass

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hybrid_nbs.paths import env_dir
-from hybrid_nbs.train import train
+from hybrid_nbs.train import TrainOptions, train
 from toys import smoke_root
 
 HNWM = Path(sys.executable).with_name("hnwm")
@@ -22,7 +22,7 @@ FRACTIONS = (0.15, 0.3, 0.45, 0.6, 0.75, 0.9)  # kill points, as shares of an un
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     r = smoke_root(tmp_path_factory, ("balls",))
-    train("balls", "smoke", seed=0, root=r, progress=False, threads=1)
+    train("balls", "smoke", seed=0, root=r, progress=False, options=TrainOptions(threads=1))
     return r
 
 

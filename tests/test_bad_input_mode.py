@@ -19,7 +19,8 @@ TOP = 16  # the longest horizon the toy models claim to have been trained on
 def _toy(env, arch, states, vectors):
     "A surrogate with `states`' statistics and a recorded trained range of 1 to `TOP` frames, its zero layers perturbed."
     axes = (0, 2, 3) if env.layout == "grid" else (0, 1)
-    m = build_model(arch, env, states.mean(axis=axes), states.std(axis=axes) + 1e-3, vectors.mean(0), np.ones(vectors.shape[1]),
+    m = build_model(arch, env,
+                    norm=dict(state_mean=states.mean(axis=axes), state_std=states.std(axis=axes) + 1e-3, param_mean=vectors.mean(0), param_std=np.ones(vectors.shape[1])),
                     max_horizon=TOP)
     return perturbed(m, seed=1, scale=0.05)
 

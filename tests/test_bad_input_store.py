@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from hybrid_nbs.data import CONNECT_SECONDS, build_dataset, dask_client
+from hybrid_nbs.data import BuildOptions, CONNECT_SECONDS, build_dataset, dask_client
 from hybrid_nbs.store import open_store
 from hybrid_nbs.paths import store_path
 
@@ -50,7 +50,7 @@ def test_a_scheduler_that_does_not_speak_dask_is_named_within_the_timeout(reply)
 @pytest.mark.parametrize("source, target", [("calib", "train"), ("ood_far", "test")])
 def test_a_store_copied_over_another_split_is_refused(tmp_path, source, target):
     # before: `hnwm train` trained on calib, and `hnwm evaluate` reported OOD-far as test, both with rc 0
-    build_dataset("balls", "smoke", source, tmp_path, workers=0, progress=False)
+    build_dataset("balls", "smoke", source, tmp_path, progress=False, options=BuildOptions(workers=0))
     shutil.copytree(store_path("balls", "smoke", source, tmp_path), store_path("balls", "smoke", target, tmp_path))
     with pytest.raises(ValueError, match=f"split: recorded '{source}', path says '{target}'"):
         open_store(store_path("balls", "smoke", target, tmp_path), complete=True)
@@ -111,6 +111,6 @@ def test_a_simulator_that_ends_on_nan_is_not_stored_as_finished(tmp_path):
                 x[-1] = np.nan
             return x
     with pytest.raises(RuntimeError, match=r"returned a non-finite frame \d+ of \d+ on trajectory 0 .*fix the simulator, then"):
-        build_dataset(LastFrameNaN(), "smoke", "val", tmp_path, workers=0, progress=False)
+        build_dataset(LastFrameNaN(), "smoke", "val", tmp_path, progress=False, options=BuildOptions(workers=0))
     g = open_store(store_path("last_frame_nan", "smoke", "val", tmp_path))
     assert not g["done"][...].any()

@@ -16,11 +16,11 @@ from hybrid_nbs.card import load_norm
 from hybrid_nbs.checkpoint import CONFIG_FILE, MODEL_FILE, load_model, read_checkpoint
 from hybrid_nbs.cli import main
 from hybrid_nbs.paths import ckpt_dir, norm_path
-from hybrid_nbs.train import train
+from hybrid_nbs.train import TrainOptions, train
 from hybrid_nbs.train_config import TrainConfig, train_config_for
 from toys import smoke_root
 
-Q = dict(progress=False, threads=1)
+Q = dict(progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -31,7 +31,7 @@ def root(tmp_path_factory):
 @pytest.fixture(scope="module")
 def reference(root):
     "An uninterrupted smoke run (every epoch of it improves the validation loss, so `best` is saved each epoch)."
-    res = train("balls", "smoke", seed=0, root=root, run="ref", **Q)
+    res = train("balls", "smoke", seed=0, root=root, **Q, options=TrainOptions(threads=1, run="ref"))
     assert res["best_epoch"] == 3 and [h["epoch"] for h in res["history"]] == [1, 2, 3]
     return ckpt_dir("balls", "smoke", root=root, run="ref")
 
@@ -77,9 +77,9 @@ def test_best_lost_between_last_and_best_is_rebuilt(root, reference, monkeypatch
         with monkeypatch.context() as m:
             _crash_at(m, "best", epoch)
             with pytest.raises(_Crash):
-                train("balls", "smoke", seed=0, root=root, run="lost-best", **Q)
+                train("balls", "smoke", seed=0, root=root, **Q, options=TrainOptions(threads=1, run="lost-best"))
         assert json.loads((run / "last" / CONFIG_FILE).read_text())["train"]["best_epoch"] == epoch
-        res = train("balls", "smoke", seed=0, root=root, run="lost-best", **Q)
+        res = train("balls", "smoke", seed=0, root=root, **Q, options=TrainOptions(threads=1, run="lost-best"))
         assert res["best_epoch"] == 3
         assert load_model(run / "best")[1]["epoch"] == 3
         assert _snapshot(run) == _snapshot(reference)
@@ -96,7 +96,7 @@ def test_leftover_best_old_is_recovered(root, reference):
         if who == "loader":
             assert load_model(run / "best", env="balls", profile="smoke")[1]["epoch"] == 3
         else:
-            assert train("balls", "smoke", seed=0, root=root, run=f"left-{who}", **Q)["complete"]
+            assert train("balls", "smoke", seed=0, root=root, **Q, options=TrainOptions(threads=1, run=f"left-{who}"))["complete"]
         assert (run / "best" / MODEL_FILE).read_bytes() == want
         assert sorted(p.name for p in run.iterdir()) == ["best", "last"]
     run = ckpt_dir("balls", "smoke", root=root, run="left-after")
@@ -108,13 +108,13 @@ def test_leftover_best_old_is_recovered(root, reference):
 
 # 11. a numpy integer seed is an integer; a non-integer seed is refused before anything is written
 def test_numpy_seed(root):
-    res = train("balls", "smoke", seed=np.int64(2), root=root, run="np-seed", stop_after=1, **Q)
+    res = train("balls", "smoke", seed=np.int64(2), root=root, **Q, options=TrainOptions(threads=1, run="np-seed", stop_after=1))
     run = ckpt_dir("balls", "smoke", root=root, run="np-seed")
     assert sorted(p.name for p in run.iterdir()) == ["best", "last"]
     assert type(res["seed"]) is int and read_checkpoint(run / "last")["meta"]["seed"] == 2
     for bad in (1.5, True, -1, "2"):
         with pytest.raises(ValueError, match="seed must be a non-negative integer"):
-            train("balls", "smoke", seed=bad, root=root, run="np-bad", **Q)
+            train("balls", "smoke", seed=bad, root=root, **Q, options=TrainOptions(threads=1, run="np-bad"))
     assert not ckpt_dir("balls", "smoke", root=root, run="np-bad").exists()
     cfg = TrainConfig(epochs=np.int64(3), pairs_per_epoch=64, batch_size=16, lr=np.float32(1e-3), val_per_rung=4)
     assert type(cfg.epochs) is int and type(cfg.lr) is float
@@ -145,7 +145,7 @@ def test_damaged_norm_json(root, tmp_path):
         with pytest.raises(ValueError, match=re.escape(str(path)) + ".*" + fix):
             load_norm("balls", "smoke", tmp_path)
         with pytest.raises(ValueError, match=re.escape(str(path)) + ".*" + fix):
-            train("balls", "smoke", root=tmp_path, **Q)
+            train("balls", "smoke", root=tmp_path, **Q, options=TrainOptions(threads=1))
         assert not (tmp_path / "smoke" / "balls" / "ckpt" / "seed0").exists()  # refused before any epoch
     assert main(["data", "--env", "balls", "--profile", "smoke", "--root", str(tmp_path), "--workers", "0"]) == 0
     assert load_norm("balls", "smoke", tmp_path)["state_std"] == norm["state_std"]
@@ -153,25 +153,27 @@ def test_damaged_norm_json(root, tmp_path):
 
 # a. another epoch count on a trained run: the schedule depends on it, so the run is not continued under another one
 def test_other_epoch_count_is_refused(root):
-    train("balls", "smoke", seed=7, root=root, **Q)
+    train("balls", "smoke", seed=7, root=root, **Q, options=TrainOptions(threads=1))
     run = ckpt_dir("balls", "smoke", 7, root)
     before = _snapshot(run)
     for epochs in (5, 2):
         with pytest.raises(ValueError, match=f"3-epoch schedule, not {epochs}.*--no-resume"):
-            train("balls", "smoke", seed=7, root=root, config=train_config_for("balls", "smoke", epochs=epochs), **Q)
+            train("balls", "smoke", seed=7, root=root, config=train_config_for("balls", "smoke", epochs=epochs), **Q,
+                  options=TrainOptions(threads=1))
     assert main(["train", "--env", "balls", "--profile", "smoke", "--root", str(root), "--seed", "7", "--epochs", "5",
                  "--no-progress"]) == 1
     assert _snapshot(run) == before
-    fresh = train("balls", "smoke", seed=7, root=root, resume=False, config=train_config_for("balls", "smoke", epochs=5), **Q)
+    fresh = train("balls", "smoke", seed=7, root=root, config=train_config_for("balls", "smoke", epochs=5), **Q,
+                  options=TrainOptions(threads=1, resume=False))
     assert fresh["epochs"] == 5 and [h["epoch"] for h in fresh["history"]] == [1, 2, 3, 4, 5]
 
 
 # b. a checkpoint of seed 4 copied into seed 3's folder is refused by training and by the loader, naming both seeds
 def test_checkpoint_of_another_seed(root):
-    train("balls", "smoke", seed=4, root=root, **Q)
+    train("balls", "smoke", seed=4, root=root, **Q, options=TrainOptions(threads=1))
     shutil.copytree(ckpt_dir("balls", "smoke", 4, root), ckpt_dir("balls", "smoke", 3, root))
     with pytest.raises(ValueError, match="seed 4, not seed 3"):
-        train("balls", "smoke", seed=3, root=root, **Q)
+        train("balls", "smoke", seed=3, root=root, **Q, options=TrainOptions(threads=1))
     for kind in ("best", "last"):
         with pytest.raises(ValueError, match="seed 4, not seed 3"):
             load_model(ckpt_dir("balls", "smoke", 3, root) / kind)
@@ -230,7 +232,7 @@ def validate(*a, **kw):
 
 
 ck.os, ck.shutil, ck._write, tr.validate = _Os(ck.os, "os"), _Os(ck.shutil, "shutil"), write, validate
-tr.train("balls", "smoke", seed=0, root=root, run=run, progress=False, threads=1)
+tr.train("balls", "smoke", seed=0, root=root, progress=False, options=tr.TrainOptions(run=run, threads=1))
 Path(log).write_text(json.dumps(events))
 """
 
@@ -263,7 +265,7 @@ def test_kill_anywhere_resumes_bit_identical(root, tmp_path):
         run = f"kill-{k}"
         r = _child(root, run, point, tmp_path / f"{run}.json")
         assert r.returncode == -signal.SIGKILL, (point, r.returncode, r.stderr[-3000:])
-        res = train("balls", "smoke", seed=0, root=root, run=run, **Q)
+        res = train("balls", "smoke", seed=0, root=root, **Q, options=TrainOptions(threads=1, run=run))
         assert res["complete"] and res["best_epoch"] == 3
         same.append(_snapshot(ckpt_dir("balls", "smoke", root=root, run=run)) == ref)
     assert sum(same) == 20, [p for p, s in zip(points, same) if not s]
@@ -280,8 +282,8 @@ def test_a_full_disk_while_saving_names_the_checkpoint_and_changes_nothing(tmp_p
     from hybrid_nbs.model import build_model, model_config_for
     env = make_env("balls", "smoke")
     n_p = len(env.param_vector(env.sample_params(np.random.default_rng(0), "train")))
-    model = build_model(model_config_for(env, "smoke"), env, np.zeros(env.state_shape[-1]), np.ones(env.state_shape[-1]),
-                        np.zeros(n_p), np.ones(n_p))
+    model = build_model(model_config_for(env, "smoke"), env,
+                        norm=dict(state_mean=np.zeros(env.state_shape[-1]), state_std=np.ones(env.state_shape[-1]), param_mean=np.zeros(n_p), param_std=np.ones(n_p)))
     ck.save_checkpoint(tmp_path / "last", model, {"epoch": 1})
     before = {f.name: f.read_bytes() for f in (tmp_path / "last").iterdir()}
 

@@ -8,11 +8,13 @@ import pytest
 
 from hybrid_nbs.baselines import (check_batch, ensemble_map, gradient_map, richardson_map, split_pairs,
                                   step_doubling_map, tta_map)
+from hybrid_nbs.data import BuildOptions
+from hybrid_nbs.train import TrainOptions
 from hybrid_nbs.pipeline import train_ensemble
 from hybrid_nbs.baselines_fit import BASELINES, baseline_applies, run_baseline, smoke_check, smoke_resources
 from hybrid_nbs.conformal import ConformalCalibration, KnnConformal, calibrate_conformal, calibrate_knn_conformal, conformal_map, conformal_quantile, conformal_rank, fit_conformal, knn_conformal_map
 from hybrid_nbs.weighted_conformal import WeightedConformal, calib_folds, calibrate_weighted_conformal, fit_weighted_conformal, weighted_conformal_map
-from hybrid_nbs.error_head import (error_head_for, error_head_map, fit_error_head, load_error_head, save_error_head,
+from hybrid_nbs.error_head import (HeadFit, error_head_for, error_head_map, fit_error_head, load_error_head, save_error_head,
                                    training_rows)
 from hybrid_nbs.envs import make_env
 from hybrid_nbs.metrics import cell_spearman
@@ -347,13 +349,13 @@ def test_end_to_end_smoke_data(tmp_path):
     from hybrid_nbs.checkpoint import load_model
     from hybrid_nbs.pipeline import data_main
     from hybrid_nbs.paths import ckpt_dir
-    data_main("euler", "smoke", "all", root=tmp_path, workers=0, progress=False)
-    members = train_ensemble("euler", "smoke", k=2, root=tmp_path, threads=1)
+    data_main("euler", "smoke", "all", root=tmp_path, progress=False, options=BuildOptions(workers=0))
+    members = train_ensemble("euler", "smoke", k=2, root=tmp_path, options=TrainOptions(threads=1))
     model, meta = load_model(ckpt_dir("euler", "smoke", 0, tmp_path) / "best", env="euler", profile="smoke")
     x, p, y, rows = split_pairs("euler", "smoke", "test", 4, root=tmp_path, per_traj=2)
     assert x.shape == (4, 4, 32, 32) and rows.shape == (4, 2)
     assert ensemble_map(members, x, p, 4).score_mean.min() > 0
-    head, rep = fit_error_head(model, "euler", "smoke", tmp_path, meta=meta, n_pairs=32, epochs=3)
+    head, rep = fit_error_head(model, "euler", "smoke", tmp_path, meta=meta, fit=HeadFit(n_pairs=32, epochs=3))
     used = training_rows(meta, 4, 17)
     assert len(used) == rep["excluded_training_rows"] > 0 and not {tuple(r) for r in rep["rows"]} & used
     u = error_head_map(head, model, x, p, 4)
@@ -370,7 +372,8 @@ def test_end_to_end_smoke_data(tmp_path):
     assert 0 <= cm.info["coverage"] <= 1 and cm.info["coverage_per_traj"].shape == (4,)
     # the locally-weighted intervals: head on one fold of val, quantile on the other
     fold_a, fold_b = calib_folds(2)
-    head_a, rep_a = fit_error_head(model, "euler", "smoke", tmp_path, split="val", trajectories=fold_a, n_pairs=16, epochs=2)
+    head_a, rep_a = fit_error_head(model, "euler", "smoke", tmp_path, split="val", trajectories=fold_a,
+                                   fit=HeadFit(n_pairs=16, epochs=2))
     assert {r[0] for r in rep_a["rows"]} == set(fold_a.tolist()) and rep_a["trajectories"] == fold_a.tolist()
     with pytest.raises(ValueError, match="trajectories must be"):
         fit_error_head(model, "euler", "smoke", tmp_path, split="val", trajectories=[5])

@@ -9,7 +9,7 @@ import torch
 
 from hybrid_nbs.card import load_norm, write_card
 from hybrid_nbs.core import SPLITS
-from hybrid_nbs.data import build_dataset
+from hybrid_nbs.data import BuildOptions, build_dataset
 from hybrid_nbs.store import open_store, read_meta, read_trajectory, stored_params
 from hybrid_nbs.pipeline import data_main
 from hybrid_nbs.paths import store_path
@@ -18,7 +18,7 @@ from hybrid_nbs.envs import make_env
 from hybrid_nbs.envs.balls import Balls
 from toys import smoke_root
 
-Q = dict(workers=0, progress=False)
+Q = dict(progress=False, options=BuildOptions(workers=0))  # in this process
 
 
 def tree(path: Path) -> dict:
@@ -31,7 +31,7 @@ def euler_smoke(tmp_path_factory):
 
 
 def test_two_worker_cluster_gives_the_same_bytes(euler_smoke, tmp_path):
-    recs = build_dataset("euler", "smoke", "all", tmp_path, workers=2, progress=False)
+    recs = build_dataset("euler", "smoke", "all", tmp_path, progress=False, options=BuildOptions(workers=2))
     assert [r["built"] for r in recs] == [4, 2, 4, 2, 2, 2]
     assert [r["n_frames"] for r in recs] == [17, 17, 17, 33, 33, 33]  # test and OOD reach beyond the trained horizon
     for s in SPLITS:
@@ -40,8 +40,9 @@ def test_two_worker_cluster_gives_the_same_bytes(euler_smoke, tmp_path):
 
 
 def test_killed_build_resumes_to_identical_bytes(euler_smoke, tmp_path):
-    code = ("from hybrid_nbs.data import build_dataset; "
-            f"build_dataset('euler', 'smoke', 'train', {str(tmp_path)!r}, workers=0, progress=False, _fail_at=(2, 'kill'))")
+    code = ("from hybrid_nbs.data import BuildOptions, build_dataset; "
+            f"build_dataset('euler', 'smoke', 'train', {str(tmp_path)!r}, progress=False, "
+            "options=BuildOptions(workers=0, _fail_at=(2, 'kill')))")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert p.returncode == 17, p.stderr  # the process died inside the task, after writing shard 2
     path = store_path("euler", "smoke", "train", tmp_path)
@@ -57,7 +58,7 @@ def test_killed_build_resumes_to_identical_bytes(euler_smoke, tmp_path):
 
 def test_exception_in_a_task_keeps_finished_work(euler_smoke, tmp_path):
     with pytest.raises(RuntimeError, match="run the same command again to resume"):
-        build_dataset("euler", "smoke", "val", tmp_path, _fail_at=(1, "raise"), **Q)
+        build_dataset("euler", "smoke", "val", tmp_path, progress=False, options=BuildOptions(workers=0, _fail_at=(1, "raise")))
     assert open_store(store_path("euler", "smoke", "val", tmp_path))["done"][...].tolist() == [1, 0]
     build_dataset("euler", "smoke", "val", tmp_path, **Q)
     assert tree(store_path("euler", "smoke", "val", tmp_path)) == tree(store_path("euler", "smoke", "val", euler_smoke))
@@ -85,7 +86,7 @@ def test_bad_input(euler_smoke, tmp_path):
     with pytest.raises(ValueError, match="Unknown split"):
         build_dataset("euler", "smoke", "training", tmp_path, **Q)
     with pytest.raises(ValueError, match="workers must be"):
-        build_dataset("euler", "smoke", "train", tmp_path, workers=-1, progress=False)
+        build_dataset("euler", "smoke", "train", tmp_path, progress=False, options=BuildOptions(workers=-1))
     (tmp_path / "afile").write_text("x")
     with pytest.raises(ValueError, match="is a file"):
         build_dataset("euler", "smoke", "train", tmp_path / "afile", **Q)
@@ -96,7 +97,7 @@ def test_bad_input(euler_smoke, tmp_path):
     with pytest.raises(ValueError, match="not a readable dataset store|not a hybrid_nbs dataset store"):
         build_dataset("euler", "smoke", "test", tmp_path, **Q)
     assert (junk / "notes.txt").read_text() == "mine"
-    build_dataset("euler", "smoke", "test", tmp_path, overwrite=True, **Q)
+    build_dataset("euler", "smoke", "test", tmp_path, progress=False, options=BuildOptions(workers=0, overwrite=True))
     assert not (junk / "notes.txt").exists()
 
 
@@ -136,12 +137,12 @@ def test_corrupt_chunk_is_named_and_repaired(euler_smoke, tmp_path):
     ds = PairDataset(path, n_pairs=64)
     with pytest.raises(ValueError, match="trajectory 1 is corrupt or truncated"):
         ds[int(np.flatnonzero(ds.pairs[:, 0] == 1)[0])]
-    (rec,) = build_dataset("euler", "smoke", "train", tmp_path, verify=True, **Q)
+    (rec,) = build_dataset("euler", "smoke", "train", tmp_path, progress=False, options=BuildOptions(workers=0, verify=True))
     assert rec["repaired"] == 1 and tree(path) == good
 
 
 def test_data_main_card_and_norm(tmp_path):
-    recs = data_main("balls", "smoke", "all", root=tmp_path, workers=0, progress=False)
+    recs = data_main("balls", "smoke", "all", root=tmp_path, progress=False, options=BuildOptions(workers=0))
     assert [r["split"] for r in recs] == list(SPLITS)
     folder = store_path("balls", "smoke", "train", tmp_path).parent
     card = (folder / "card.md").read_text()
@@ -167,7 +168,7 @@ def test_pair_dataset_with_worker_processes(euler_smoke):
 
 def test_incomplete_store_refused_by_dataset(tmp_path):
     with pytest.raises(RuntimeError):
-        build_dataset("balls", "smoke", "train", tmp_path, _fail_at=(1, "raise"), **Q)
+        build_dataset("balls", "smoke", "train", tmp_path, progress=False, options=BuildOptions(workers=0, _fail_at=(1, "raise")))
     with pytest.raises(ValueError, match="incomplete .1 of 4"):
         PairDataset(store_path("balls", "smoke", "train", tmp_path))
     with pytest.raises(ValueError, match=r"no val split at .*hnwm data --env balls --profile smoke --split val"):
@@ -205,8 +206,8 @@ def test_resolving_a_stored_start_reproduces_its_target(name, tmp_path):
     frames, params = g["states"][...], stored_params(env, g)
     T, axes = frames.shape[1], (0, 1, 3, 4) if env.layout == "grid" else (0, 1, 2)
     vectors = read_meta(g, "params")
-    model = build_model(model_config_for(env, "smoke"), env, frames.mean(axis=axes), frames.std(axis=axes) + 1e-3,
-                        vectors.mean(0), vectors.std(0) + 1.0, max_horizon=T - 1)
+    model = build_model(model_config_for(env, "smoke"), env,
+                        norm=dict(state_mean=frames.mean(axis=axes), state_std=frames.std(axis=axes) + 1e-3, param_mean=vectors.mean(0), param_std=vectors.std(0) + 1.0), max_horizon=T - 1)
     sim = HybridSimulator(env, model, extrapolate=True)  # untrained; h = 1 steps 0.5 frames
     for t0, h in [(0, 1), (0, 4), (3, 8), (8, 16), (T - 9, 8), (0, T - 1)]:  # the last: the longest the store holds
         starts, targets = frames[:, t0], frames[:, t0 + h]

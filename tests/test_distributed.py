@@ -6,7 +6,7 @@ from hybrid_nbs.baselines import check_ensemble
 from hybrid_nbs.card import load_norm
 from hybrid_nbs.data import dask_client
 from hybrid_nbs.envs import make_env
-from hybrid_nbs.evaluate import SCORED, baseline_resources, evaluate_env, load_starts
+from hybrid_nbs.evaluate import SCORED, EvalOptions, baseline_resources, evaluate_env, load_starts
 from hybrid_nbs.held_out import eval_design
 from hybrid_nbs.model import build_model
 from toys import smoke_root
@@ -16,14 +16,16 @@ from toys import smoke_root
 def test_evaluation_on_a_local_cluster_is_bit_identical(tmp_path_factory):
     root = smoke_root(tmp_path_factory)
     env, norm = make_env("euler", "smoke"), load_norm("euler", "smoke", root)
-    members = check_ensemble([build_model("unet-smoke", env, norm["state_mean"], norm["state_std"], [1.4], [1.0], seed=s).eval()
+    members = check_ensemble([build_model("unet-smoke", env,
+                                          norm=dict(state_mean=norm["state_mean"], state_std=norm["state_std"], param_mean=[1.4], param_std=[1.0]), seed=s).eval()
                               for s in range(3)])
     design = eval_design(16, 17, 33, n_starts=2)
     calib = load_starts(env, "smoke", "calib", design, root)
-    resources, _ = baseline_resources(env, members[0], members, "smoke", design, calib, root, alpha=0.2)
-    here = evaluate_env(env, members[0], "smoke", root, resources=resources, n_starts=2, save=False)
+    resources, _ = baseline_resources(env, members, "smoke", design, calib, root, alpha=0.2)
+    here = evaluate_env(env, members[0], "smoke", root, resources=resources, options=EvalOptions(n_starts=2, save=False))
     with dask_client(None, 2) as client:
-        there = evaluate_env(env, members[0], "smoke", root, resources=resources, n_starts=2, save=False, client=client)
+        there = evaluate_env(env, members[0], "smoke", root, resources=resources,
+                             options=EvalOptions(n_starts=2, save=False, client=client))
     assert there["n"] == here["n"] and there["model"] == here["model"]
     for split in ("calib", *SCORED):
         a, b = here["records"][split], there["records"][split]

@@ -60,13 +60,13 @@ def test_an_old_contract_env_keeps_its_facts_and_capabilities():
 
 
 def test_an_old_contract_env_builds_and_trains(tmp_path):
-    from hybrid_nbs.data import build_dataset
+    from hybrid_nbs.data import BuildOptions, build_dataset
     from hybrid_nbs.card import write_card
-    from hybrid_nbs.train import train
+    from hybrid_nbs.train import TrainOptions, train
     env = OldStyleDecay(n=8)
-    build_dataset(env, "smoke", "all", tmp_path, workers=0, progress=False)
+    build_dataset(env, "smoke", "all", tmp_path, progress=False, options=BuildOptions(workers=0))
     write_card(env, "smoke", tmp_path)
-    out = train(env, "smoke", root=tmp_path, progress=False, threads=1)
+    out = train(env, "smoke", root=tmp_path, progress=False, options=TrainOptions(threads=1))
     assert out["epochs"] == 1 and np.isfinite(out["best_val"])
 
 

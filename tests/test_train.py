@@ -12,7 +12,7 @@ from hybrid_nbs.checkpoint import CONFIG_FILE, MODEL_FILE, OPTIM_FILE, load_mode
 from hybrid_nbs.paths import ckpt_dir
 from hybrid_nbs.cli import main
 from hybrid_nbs.loss import horizon_weights
-from hybrid_nbs.train import train
+from hybrid_nbs.train import TrainOptions, train
 from hybrid_nbs.train_config import TrainConfig, train_config_for
 from hybrid_nbs.pipeline import train_main
 from toys import smoke_root
@@ -42,10 +42,10 @@ def test_smoke_run_writes_loadable_checkpoints(root, env):
 
 
 def test_resume_matches_uninterrupted(root):
-    a = train("euler", "smoke", seed=5, root=root, run="full", progress=False, threads=1)
-    part = train("euler", "smoke", seed=5, root=root, run="split", stop_after=1, progress=False, threads=1)
+    a = train("euler", "smoke", seed=5, root=root, progress=False, options=TrainOptions(run="full", threads=1))
+    part = train("euler", "smoke", seed=5, root=root, progress=False, options=TrainOptions(run="split", stop_after=1, threads=1))
     assert part["epochs"] == 1 and not part["complete"]
-    b = train("euler", "smoke", seed=5, root=root, run="split", progress=False, threads=1)
+    b = train("euler", "smoke", seed=5, root=root, progress=False, options=TrainOptions(run="split", threads=1))
     wa, wb = _weights(ckpt_dir("euler", "smoke", root=root, run="full") / "last"), \
         _weights(ckpt_dir("euler", "smoke", root=root, run="split") / "last")
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
@@ -56,10 +56,10 @@ def test_resume_matches_uninterrupted(root):
 
 
 def test_resume_refuses_other_config(root):
-    train("euler", "smoke", seed=6, root=root, run="cfg", stop_after=1, progress=False, threads=1)
+    train("euler", "smoke", seed=6, root=root, progress=False, options=TrainOptions(run="cfg", stop_after=1, threads=1))
     with pytest.raises(ValueError, match="cannot resume.*chain_weight"):
-        train("euler", "smoke", seed=6, root=root, run="cfg", progress=False, threads=1,
-              config=train_config_for("euler", "smoke", chain_weight=0.0))
+        train("euler", "smoke", seed=6, root=root, progress=False,
+              config=train_config_for("euler", "smoke", chain_weight=0.0), options=TrainOptions(run="cfg", threads=1))
 
 
 def test_bad_checkpoints(root, tmp_path):
@@ -92,7 +92,7 @@ def test_bad_checkpoints(root, tmp_path):
     run.mkdir(parents=True)
     shutil.copytree(ckpt_dir("balls", "smoke", 0, root) / "last", run / "last")
     with pytest.raises(ValueError, match="environment path 'hybrid_nbs.envs.balls:Balls', not 'hybrid_nbs.envs.euler:Euler'"):
-        train("euler", "smoke", root=root, run="foreign", progress=False, threads=1)
+        train("euler", "smoke", root=root, progress=False, options=TrainOptions(run="foreign", threads=1))
 
 
 def test_bad_arguments(root):
@@ -101,7 +101,7 @@ def test_bad_arguments(root):
     with pytest.raises(ValueError, match="unknown TrainConfig"):
         train_main("euler", "smoke", root=root, learning_rate=1.0)
     with pytest.raises(ValueError, match=r"no train split at .*hnwm data --env oregonator --profile smoke --split train"):
-        train("oregonator", "smoke", root=root, progress=False, threads=1)
+        train("oregonator", "smoke", root=root, progress=False, options=TrainOptions(threads=1))
     assert main(["train", "--env", "navier", "--profile", "smoke", "--root", str(root)]) == 1
 
 
@@ -120,9 +120,9 @@ def test_ddp_two_processes(root):
 
 def test_horizon_weighted_run_resumes_bit_identical(root):
     cfg = train_config_for("euler", "smoke", horizon_weighting="persistence")
-    train("euler", "smoke", seed=7, root=root, run="hw-full", config=cfg, progress=False, threads=1)
-    train("euler", "smoke", seed=7, root=root, run="hw-split", config=cfg, stop_after=1, progress=False, threads=1)
-    train("euler", "smoke", seed=7, root=root, run="hw-split", config=cfg, progress=False, threads=1)
+    train("euler", "smoke", seed=7, root=root, config=cfg, progress=False, options=TrainOptions(run="hw-full", threads=1))
+    train("euler", "smoke", seed=7, root=root, config=cfg, progress=False, options=TrainOptions(run="hw-split", stop_after=1, threads=1))
+    train("euler", "smoke", seed=7, root=root, config=cfg, progress=False, options=TrainOptions(run="hw-split", threads=1))
     (wa, ma), (wb, mb) = (load_model(ckpt_dir("euler", "smoke", root=root, run=r) / "last") for r in ("hw-full", "hw-split"))
     assert all(torch.equal(wa.state_dict()[k], wb.state_dict()[k]) for k in wa.state_dict())
     rungs, weights = ma["horizon_weights"]
@@ -147,8 +147,8 @@ class _FrozenSource:
 def test_horizon_weights_refuse_states_that_never_change():
     from hybrid_nbs.envs import make_env
     from hybrid_nbs.model import build_model
-    model = build_model("unet-smoke", make_env("euler", "smoke"), state_mean=[0.0] * 4, state_std=[1.0] * 4,
-                        param_mean=[1.4], param_std=[0.1])
+    model = build_model("unet-smoke", make_env("euler", "smoke"),
+                        norm=dict(state_mean=[0.0] * 4, state_std=[1.0] * 4, param_mean=[1.4], param_std=[0.1]))
     with pytest.raises(ValueError, match="positive, finite persistence error at every rung.*frozen.zarr"):
         horizon_weights(_FrozenSource(), model, train_config_for("euler", "smoke"), seed=0)
     with pytest.raises(ValueError, match="horizon_weighting must be 'uniform' or 'persistence', got 'inverse'"):

@@ -2,7 +2,7 @@
 import torch
 
 from hybrid_nbs.card import write_card
-from hybrid_nbs.data import build_dataset
+from hybrid_nbs.data import BuildOptions, build_dataset
 
 
 def perturbed(model, seed: int = 0, scale: float = 0.05, zero_only: bool = False):
@@ -23,7 +23,7 @@ def smoke_root(tmp_path_factory, envs=("euler",), card: bool = True, name: str =
     "A fresh data folder with the smoke datasets of `envs` (and their cards and normalisation if `card`)."
     root = tmp_path_factory.mktemp(name)
     for env in envs:
-        build_dataset(env, "smoke", "all", root, workers=0, progress=False)
+        build_dataset(env, "smoke", "all", root, progress=False, options=BuildOptions(workers=0))
         if card:
             write_card(env, "smoke", root)
     return root

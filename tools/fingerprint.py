@@ -44,7 +44,11 @@ def fingerprint(root: Path) -> dict:
     torch.set_num_threads(1)
     out = {}
     for env in ("oregonator", "euler", "balls"):
-        data_main(env, "smoke", root=root, workers=0, progress=False)
+        try:  # the build's options in one object (issue 39), else its keywords (commits before it)
+            from hybrid_nbs.data import BuildOptions
+            data_main(env, "smoke", root=root, progress=False, options=BuildOptions(workers=0))
+        except ImportError:
+            data_main(env, "smoke", root=root, workers=0, progress=False)
         for split in SPLITS:
             g = zarr.open_group(root / "smoke" / env / f"{split}.zarr", mode="r")
             for a in ARRAYS:
