@@ -17,7 +17,7 @@ from .pairs import epoch_pairs, PairSource, rung_pairs
 from .train_config import TrainConfig
 
 # %% auto #0
-__all__ = ['PairLoss', 'horizon_weights', 'validate', 'param_stats']
+__all__ = ['PairLoss', 'horizon_weights', 'pair_errors', 'validate', 'param_stats']
 
 # %% ../nbs/06d_loss.ipynb #c013
 def _interp(xq: torch.Tensor, xp: torch.Tensor, fp: torch.Tensor) -> torch.Tensor:
@@ -84,6 +84,40 @@ def horizon_weights(source: PairSource, model: Surrogate, cfg: TrainConfig, seed
     return [float(r) for r in rungs], [float(1 / v / scale) for v in m]
 
 # %% ../nbs/06d_loss.ipynb #c016
+def _pair_scores(model: Surrogate, x, y, h, p):
+    "Per pair: direct MSE, chained MSE, step-doubling discrepancy (rows of a (3, n) float64 tensor) and whether it counts."
+    x, y = model.state_norm(x), model.state_norm(y)
+    f = model(x, h, p)
+    half = torch.clamp(h / 2, min=1.0)  # h = 1 has no half-step on the data: the chain there is f(f(s,1),1)
+    mid = model(x, half, p)
+    ok = torch.isfinite(mid).flatten(1).all(1) & torch.isfinite(f).flatten(1).all(1)
+    ff = model(torch.where(ok.view(-1, *[1] * (x.ndim - 1)), mid, x), half, p)
+    # a corrector whose coarse solve failed on a pair has no answer there: that pair is left out (never for f, whose
+    # non-finite output must show in the mean)
+    keep = ok if getattr(model, "corrector", False) else torch.ones_like(ok)
+    red = lambda a: a.flatten(1).mean(1).double().cpu()  # noqa: E731
+    return torch.stack([red((f - y) ** 2), red((ff - y) ** 2), red((f - ff) ** 2)]), keep.cpu()
+
+
+@torch.no_grad()
+def pair_errors(model: Surrogate,  # the surrogate (or corrector) scored
+                source: PairSource,  # the split's pairs are read from
+                pairs: np.ndarray,  # (n, 3) rows (trajectory, t0, h), e.g. `rung_pairs`
+                batch_size: int = 64,  # pairs per forward pass
+                device: str | torch.device = "cpu",
+                ) -> tuple[np.ndarray, np.ndarray]:  # (n, 3) direct, chained, step-doubling MSE; (n,) scored
+    "`validate`'s three normalised errors for every pair, in the order of `pairs`: what a bootstrap over trajectories resamples."
+    was = model.training
+    model.eval()
+    scores, kept = [], []
+    for x, y, h, p, *_ in source.batches(pairs, batch_size):
+        s, k = _pair_scores(model, *(t.to(device) for t in (x, y, h, p)))
+        scores.append(s)
+        kept.append(k)
+    model.train(was)
+    return torch.cat(scores, 1).T.numpy(), torch.cat(kept).numpy()
+
+
 @torch.no_grad()
 def validate(model: Surrogate, source: PairSource, pairs: np.ndarray, batch_size: int = 64,
              device: str | torch.device = "cpu", world: tuple[int, int] = (0, 1)) -> dict:
@@ -95,19 +129,10 @@ def validate(model: Surrogate, source: PairSource, pairs: np.ndarray, batch_size
     rank, size = world
     for x, y, h, p, *_ in source.batches(pairs[rank::size], batch_size):  # a corrector solves coarse itself, as in use
         x, y, h, p = (t.to(device) for t in (x, y, h, p))
-        x, y = model.state_norm(x), model.state_norm(y)
-        f = model(x, h, p)
-        half = torch.clamp(h / 2, min=1.0)  # h = 1 has no half-step on the data: the chain there is f(f(s,1),1)
-        mid = model(x, half, p)
-        ok = torch.isfinite(mid).flatten(1).all(1) & torch.isfinite(f).flatten(1).all(1)
-        ff = model(torch.where(ok.view(-1, *[1] * (x.ndim - 1)), mid, x), half, p)
-        # a corrector whose coarse solve failed on a pair has no answer there: that pair is left out (never for f, whose
-        # non-finite output must show in the mean)
-        keep = ok if getattr(model, "corrector", False) else torch.ones_like(ok)
-        red = lambda a: a.flatten(1).mean(1).double().cpu()[keep.cpu()]  # noqa: E731
-        r = torch.as_tensor(np.searchsorted(rungs, h.cpu().numpy().astype(np.int64)))[keep.cpu()]
-        for j, v in enumerate((red((f - y) ** 2), red((ff - y) ** 2), red((f - ff) ** 2))):
-            sums[j].index_add_(0, r, v)
+        s, keep = _pair_scores(model, x, y, h, p)
+        r = torch.as_tensor(np.searchsorted(rungs, h.cpu().numpy().astype(np.int64)))[keep]
+        for j in range(3):
+            sums[j].index_add_(0, r, s[j][keep])
         counts.index_add_(0, r, torch.ones(len(r), dtype=torch.float64))
     if size > 1:
         torch.distributed.all_reduce(sums)
