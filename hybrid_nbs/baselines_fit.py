@@ -12,7 +12,7 @@ import numpy as np
 
 from .baselines import ensemble_map, gradient_map, richardson_map, step_doubling_map, tta_map
 from .capabilities import symmetries_of, TimeRefinement
-from .conformal import calibrate_conformal, calibrate_knn_conformal, conformal_map, knn_conformal_map
+from .conformal import CalibRows, calibrate_conformal, calibrate_knn_conformal, conformal_map, knn_conformal_map
 from .weighted_conformal import calibrate_weighted_conformal, weighted_conformal_map
 from .core import make_rng
 from .env import Env
@@ -134,10 +134,10 @@ def smoke_resources(env: str | Env = "euler", n: int = 3, horizon: int = 2, seed
     noise = make_rng(seed, "baseline-smoke-noise").normal(0, 0.01, x.shape) * models[0].state_norm.std.numpy().reshape(
         (1, -1, 1, 1) if x.ndim == 4 else (1, 1, -1))
     head = error_head_for(models[0])
-    cal = calibrate_conformal(models[0], x, p, x + noise, horizon, env=env)
+    cal = calibrate_conformal(models[0], CalibRows(x, p, x + noise), horizon, env=env)
     # n rows (trajectories) support alpha >= 1 / (n + 1) only; 1/2 keeps the smoke widths finite
-    knn = calibrate_knn_conformal(models[0], x, p, x + noise, horizon, alpha=0.5)  # k = 20 is clipped to the n rows
-    weighted = calibrate_weighted_conformal(head, models[0], x, p, x + noise, horizon, alpha=0.5)
+    knn = calibrate_knn_conformal(models[0], CalibRows(x, p, x + noise), horizon, alpha=0.5)  # k = 20 is clipped to the n rows
+    weighted = calibrate_weighted_conformal(head, models[0], CalibRows(x, p, x + noise), horizon, alpha=0.5)
     return dict(env=env, model=models[0], models=models, head=head, calibration=cal, knn=knn, weighted=weighted,
                 states=x, params=p, horizon=horizon)
 

@@ -18,9 +18,9 @@ from .errormap import uncertainty, Uncertainty
 from .units import cell_errors, normalised
 
 # %% auto #0
-__all__ = ['DIFFICULTIES', 'conformal_rank', 'conformal_quantile', 'fit_conformal', 'ConformalCalibration', 'calibrate_conformal',
-           'calibrated_batch', 'conformal_map', 'check_level', 'state_embedding', 'KnnConformal',
-           'calibrate_knn_conformal', 'knn_conformal_map']
+__all__ = ['DIFFICULTIES', 'conformal_rank', 'conformal_quantile', 'fit_conformal', 'ConformalCalibration', 'CalibRows',
+           'check_rows', 'calibrate_conformal', 'calibrated_batch', 'conformal_map', 'check_level', 'state_embedding',
+           'KnnConformal', 'calibrate_knn_conformal', 'knn_conformal_map']
 
 # %% ../nbs/08b_conformal.ipynb #c016
 def conformal_rank(n: int,  # exchangeable calibration scores (for kNN: the k neighbours)
@@ -81,12 +81,31 @@ def _difficulty(name: str, model, states, param_vectors, horizon, env) -> Uncert
     return DIFFICULTIES[name](model, states, param_vectors, horizon, env)
 
 
-def calibrate_conformal(model, states: np.ndarray, param_vectors, targets: np.ndarray,  # calibration (val) rows, raw
+@dataclasses.dataclass(frozen=True, eq=False)
+class CalibRows:
+    "Calibration rows, raw: each state, its parameter vector, the reference state some frames later, and its trajectory."
+    states: np.ndarray  # (N, *state_shape)
+    param_vectors: np.ndarray  # (N, P)
+    targets: np.ndarray  # (N, *state_shape): the reference solution a horizon after each state
+    trajectories: Sequence[int] | None = None  # (N,) ids grouping rows of one trajectory; None: one trajectory per row
+
+
+def check_rows(rows) -> CalibRows:
+    "`rows` if it is a `CalibRows`, else a `ValueError` saying what a calibration takes."
+    if not isinstance(rows, CalibRows):
+        raise ValueError(f"calibration rows must be a CalibRows(states, param_vectors, targets, trajectories=None), "
+                         f"got {type(rows).__name__}")
+    return rows
+
+
+def calibrate_conformal(model,
+                        rows: CalibRows,  # calibration (val) rows, never the rows scored; their trajectories are not needed
                         horizon: float, alpha: float = 0.1, difficulty: str = "step_doubling",
                         env: Env | None = None) -> ConformalCalibration:
-    "Calibrate q on (states, targets) `horizon` frames apart, with `fit_conformal`'s delta; diverged trajectories are left out."
-    u = _difficulty(difficulty, model, states, param_vectors, horizon, env)
-    err = cell_errors(model, u.prediction, np.asarray(targets, np.float64))
+    "Calibrate q on rows whose targets lie `horizon` frames on, with `fit_conformal`'s delta; diverged trajectories are left out."
+    check_rows(rows)
+    u = _difficulty(difficulty, model, rows.states, rows.param_vectors, horizon, env)
+    err = cell_errors(model, u.prediction, np.asarray(rows.targets, np.float64))
     ok = np.isfinite(u.score_mean) & np.isfinite(err.reshape(len(err), -1)).all(axis=1)
     if not ok.any():
         raise ValueError("every calibration prediction diverged; nothing to calibrate on")
@@ -165,17 +184,19 @@ def _frozen_array(a, dtype) -> np.ndarray:
     return a
 
 
-def calibrate_knn_conformal(model, states: np.ndarray, param_vectors, targets: np.ndarray,  # calibration rows, raw
+def calibrate_knn_conformal(model,
+                            rows: CalibRows,  # calibration rows, with their trajectories (default one per row)
                             horizons,  # (N,) frames from each state to its target, or one number for all
                             alpha: float = 0.1,
                             k: int = 20,  # neighbours per input
-                            trajectories: Sequence[int] | None = None) -> KnnConformal:  # (N,) ids; default one per row
+                            ) -> KnnConformal:
     "Embed and store the calibration rows (state, target `horizons[i]` frames later) with their per-cell errors."
     alpha = check_level(alpha, "alpha")
     check_positive(k, "k", integer=True)
+    trajectories = check_rows(rows).trajectories
     c = model.config
-    x, p, _ = check_batch(c.state_shape, len(c.param_mean), states, param_vectors, 1)
-    y = np.asarray(targets, np.float64)
+    x, p, _ = check_batch(c.state_shape, len(c.param_mean), rows.states, rows.param_vectors, 1)
+    y = np.asarray(rows.targets, np.float64)
     if y.shape != x.shape:
         raise ValueError(f"targets have shape {y.shape}, states {x.shape}")
     h = np.broadcast_to(np.asarray(horizons, np.float64), (len(x),)) if np.ndim(horizons) == 0 else np.asarray(horizons, np.float64)

@@ -17,7 +17,7 @@ import numpy as np
 
 from .baselines_fit import baseline_applies, BASELINES, run_baseline
 from .capabilities import trivial_scores_of
-from .conformal import calibrate_conformal, calibrate_knn_conformal
+from .conformal import CalibRows, calibrate_conformal, calibrate_knn_conformal
 from .weighted_conformal import calib_folds, calibrate_weighted_conformal
 from .core import check_positive, get_profile, threads
 from .env import Env
@@ -213,11 +213,11 @@ def load_starts(env: Env, profile, split: str, design: dict, root=None, limit: i
     return out
 
 
-def calib_rows(data: dict, h: int, trajectories=None) -> tuple[np.ndarray, ...]:
-    "(states, param vectors, targets, trajectory ids) of the calib rows `h` frames apart over every start, for `trajectories`."
+def calib_rows(data: dict, h: int, trajectories=None) -> CalibRows:
+    "The calib rows `h` frames apart over every start, of `trajectories` (default all), each with its trajectory id."
     x, _, p, y, i = _rows_at(data, h, "calibration")
     keep = np.ones(len(i), bool) if trajectories is None else np.isin(i, np.asarray(trajectories))
-    return x[keep], p[keep], y[keep], i[keep]
+    return CalibRows(x[keep], p[keep], y[keep], trajectories=i[keep])
 
 
 def baseline_resources(env: Env, members: Sequence,  # the K = 3 training seeds: the ensemble
@@ -238,16 +238,16 @@ def baseline_resources(env: Env, members: Sequence,  # the K = 3 training seeds:
                                   fit=HeadFit(max_horizon=h, seed=seed))
     fit["error_head"] = time.perf_counter() - t
     t = time.perf_counter()
-    x, p, y, i = calib_rows(calib, h, fold_b)
-    weighted = calibrate_weighted_conformal(head, model, x, p, y, float(h), alpha=alpha, trajectories=i)
+    weighted = calibrate_weighted_conformal(head, model, calib_rows(calib, h, fold_b), float(h), alpha=alpha)
     fit["weighted_conformal"] = fit["error_head"] + time.perf_counter() - t  # its difficulty model is the head
     t = time.perf_counter()
-    x, p, y, i = calib_rows(calib, h)
-    knn = calibrate_knn_conformal(model, x, p, y, np.full(len(x), float(h)), alpha=alpha, k=min(20, len(x)), trajectories=i)
+    rows = calib_rows(calib, h)
+    n = len(rows.states)
+    knn = calibrate_knn_conformal(model, rows, np.full(n, float(h)), alpha=alpha, k=min(20, n))
     fit["knn_conformal"] = time.perf_counter() - t
     t = time.perf_counter()
     d0 = calib[0]
-    calibration = calibrate_conformal(model, d0.states, d0.vectors, d0.targets[h], float(h), alpha=alpha, env=env)
+    calibration = calibrate_conformal(model, CalibRows(d0.states, d0.vectors, d0.targets[h]), float(h), alpha=alpha, env=env)
     fit["sd_intervals"] = time.perf_counter() - t
     return dict(env=env, models=list(members), head=head, calibration=calibration, knn=knn, weighted=weighted), \
         dict(fit, error_head_skill=report["skill"])

@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .conformal import calibrated_batch, check_level, conformal_quantile
+from .conformal import CalibRows, calibrated_batch, check_level, check_rows, conformal_quantile
 from .core import make_rng
 from .error_head import error_head_map, ErrorHead
 from .errormap import Uncertainty, uncertainty
@@ -91,15 +91,15 @@ class WeightedConformal:
     n_rows: int  # calibration rows
 
 
-def calibrate_weighted_conformal(head: ErrorHead, model, states: np.ndarray, param_vectors,
-                                 targets: np.ndarray,  # calibration rows, raw: never rows the head was fitted on
-                                 horizon: float, alpha: float = 0.1, beta: float = 0.9,
-                                 trajectories: Sequence[int] | None = None) -> WeightedConformal:  # (N,) ids; default one per row
+def calibrate_weighted_conformal(head: ErrorHead, model,
+                                 rows: CalibRows,  # never rows the head was fitted on; their trajectories (default one per row)
+                                 horizon: float, alpha: float = 0.1, beta: float = 0.9) -> WeightedConformal:
     "Calibrate q on rows (state, target `horizon` frames later) with the head's map as difficulty and `fit_weighted_conformal`'s delta; diverged rows are left out."
     check_level(alpha, "alpha"); check_level(beta, "beta", closed=True)
-    u = error_head_map(head, model, states, param_vectors, horizon)
-    traj = _traj_ids(trajectories, len(u.error_map))
-    err = cell_errors(model, u.prediction, np.asarray(targets, np.float64))
+    check_rows(rows)
+    u = error_head_map(head, model, rows.states, rows.param_vectors, horizon)
+    traj = _traj_ids(rows.trajectories, len(u.error_map))
+    err = cell_errors(model, u.prediction, np.asarray(rows.targets, np.float64))
     ok = np.isfinite(u.score_mean) & np.isfinite(err.reshape(len(err), -1)).all(axis=1)
     if not ok.any():
         raise ValueError("every calibration prediction diverged; nothing to calibrate on")

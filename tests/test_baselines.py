@@ -12,7 +12,7 @@ from hybrid_nbs.data import BuildOptions
 from hybrid_nbs.train import TrainOptions
 from hybrid_nbs.pipeline import train_ensemble
 from hybrid_nbs.baselines_fit import BASELINES, baseline_applies, run_baseline, smoke_check, smoke_resources
-from hybrid_nbs.conformal import ConformalCalibration, KnnConformal, calibrate_conformal, calibrate_knn_conformal, conformal_map, conformal_quantile, conformal_rank, fit_conformal, knn_conformal_map
+from hybrid_nbs.conformal import CalibRows, ConformalCalibration, KnnConformal, calibrate_conformal, calibrate_knn_conformal, conformal_map, conformal_quantile, conformal_rank, fit_conformal, knn_conformal_map
 from hybrid_nbs.weighted_conformal import WeightedConformal, calib_folds, calibrate_weighted_conformal, fit_weighted_conformal, weighted_conformal_map
 from hybrid_nbs.error_head import (HeadFit, error_head_for, error_head_map, fit_error_head, load_error_head, save_error_head,
                                    training_rows)
@@ -60,7 +60,7 @@ def test_registry_rules(resources):
         run_baseline("knn_conformal", x, p, 2, model=r["model"])
     with pytest.raises(ValueError, match="needs head, weighted="):
         run_baseline("weighted_conformal", x, p, 2, model=r["model"])
-    grad = calibrate_conformal(r["model"], x, p, x, 2, difficulty="gradient", env=r["env"])
+    grad = calibrate_conformal(r["model"], CalibRows(x, p, x), 2, difficulty="gradient", env=r["env"])
     with pytest.raises(ValueError, match="difficulty 'step_doubling'"):
         run_baseline("sd_intervals", x, p, 2, model=r["model"], calibration=grad, env=r["env"])
     # targets reach every conformal baseline
@@ -120,7 +120,7 @@ def test_conformal_scaling(resources):
     m = perturbed(build_model(r["model"].config, seed=3), 3)
     x, p = r["states"], r["params"]
     y = m.predict(x, 2, p) + 0.01
-    cal = calibrate_conformal(m, x, p, y, 2, alpha=0.1)
+    cal = calibrate_conformal(m, CalibRows(x, p, y), 2, alpha=0.1)
     u = conformal_map(cal, m, x, p, 2, targets=y)
     np.testing.assert_allclose(u.error_map, cal.q * (step_doubling_map(m, x, p, 2).error_map + cal.delta), rtol=1e-12)
     assert u.info["coverage"] >= 0.9  # in-sample
@@ -135,11 +135,11 @@ def test_alpha_out_of_range(resources, alpha):
     r = resources["euler"]
     x, p, m = r["states"], r["params"], r["model"]
     with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
-        calibrate_conformal(m, x, p, x, 2, alpha=alpha)
+        calibrate_conformal(m, CalibRows(x, p, x), 2, alpha=alpha)
     with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
-        calibrate_knn_conformal(m, x, p, x, 2, alpha=alpha)
+        calibrate_knn_conformal(m, CalibRows(x, p, x), 2, alpha=alpha)
     with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
-        calibrate_weighted_conformal(r["head"], m, x, p, x, 2, alpha=alpha)
+        calibrate_weighted_conformal(r["head"], m, CalibRows(x, p, x), 2, alpha=alpha)
     with pytest.raises(ValueError, match=r"alpha must be in \(0, 1\)"):
         fit_weighted_conformal(np.ones((3, 4)), np.ones((3, 4)), alpha=alpha)
 
@@ -157,8 +157,9 @@ def trained_toy():
 def test_knn_conformal(trained_toy, resources):
     t = trained_toy
     m, x, p = t["model"], t["states"], t["params"]
-    cal = calibrate_knn_conformal(m, np.concatenate([x, x]), np.concatenate([p, p]), np.concatenate([t["y2"], t["y4"]]),
-                                  np.r_[np.full(8, 2.0), np.full(8, 4.0)], alpha=0.25, k=4, trajectories=np.r_[np.arange(8), np.arange(8)])
+    rows = CalibRows(np.concatenate([x, x]), np.concatenate([p, p]), np.concatenate([t["y2"], t["y4"]]),
+                     trajectories=np.r_[np.arange(8), np.arange(8)])
+    cal = calibrate_knn_conformal(m, rows, np.r_[np.full(8, 2.0), np.full(8, 4.0)], alpha=0.25, k=4)
     assert isinstance(cal, KnnConformal) and cal.calibrated_horizons == [2.0, 4.0] and cal.embeddings.shape == (16, 8)
     np.testing.assert_allclose(cal.embeddings.mean(0), 0, atol=1e-12)  # standardised by the calibration embeddings
     u = knn_conformal_map(cal, m, x, p, 4, targets=t["y4"])
@@ -172,20 +173,20 @@ def test_knn_conformal(trained_toy, resources):
     assert 0 <= u.info["coverage"] <= 1 and u.info["coverage_per_traj"].shape == (8,)
     with pytest.raises(ValueError, match=r"calibrated at horizons \[2.0, 4.0\], not 8"):
         knn_conformal_map(cal, m, x, p, 8)
-    clipped = knn_conformal_map(calibrate_knn_conformal(m, x, p, t["y2"], 2, k=20), m, x, p, 2)
+    clipped = knn_conformal_map(calibrate_knn_conformal(m, CalibRows(x, p, t["y2"]), 2, k=20), m, x, p, 2)
     assert clipped.info["k"] == 8 and "k clipped from 20 to the 8" in clipped.info["note"]
     assert (clipped.error_map == clipped.error_map[:1]).all()  # every row a neighbour of every input: one width
     assert np.isposinf(clipped.error_map).all()  # rank ceil(9 * 0.9) = 9 > 8 rows: alpha = 0.1 is not supported
     with pytest.raises(ValueError, match="targets have shape"):
-        calibrate_knn_conformal(m, x, p, t["y2"][:5], 2)
+        calibrate_knn_conformal(m, CalibRows(x, p, t["y2"][:5]), 2)
     with pytest.raises(ValueError, match="one number or one per row"):
-        calibrate_knn_conformal(m, x, p, t["y2"], np.full(5, 2.0))
+        calibrate_knn_conformal(m, CalibRows(x, p, t["y2"]), np.full(5, 2.0))
     with pytest.raises(ValueError, match="one integer id per row"):
-        calibrate_knn_conformal(m, x, p, t["y2"], 2, trajectories=np.zeros(8))
+        calibrate_knn_conformal(m, CalibRows(x, p, t["y2"], trajectories=np.zeros(8)), 2)
     with pytest.raises(ValueError, match="horizon must be"):
-        calibrate_knn_conformal(m, x, p, t["y2"], np.r_[np.full(7, 2.0), -1.0])
+        calibrate_knn_conformal(m, CalibRows(x, p, t["y2"]), np.r_[np.full(7, 2.0), -1.0])
     with pytest.raises(ValueError, match="k must be"):
-        calibrate_knn_conformal(m, x, p, t["y2"], 2, k=0)
+        calibrate_knn_conformal(m, CalibRows(x, p, t["y2"]), 2, k=0)
     with pytest.raises(ValueError, match="targets have shape"):
         knn_conformal_map(cal, m, x, p, 4, targets=t["y4"][:3])
     with pytest.raises(ValueError, match="calibration is for"):
@@ -194,10 +195,10 @@ def test_knn_conformal(trained_toy, resources):
         knn_conformal_map(object(), m, x, p, 4)
     y_bad = t["y2"].copy()
     y_bad[7] = np.nan  # a row without a finite error is left out ...
-    left = calibrate_knn_conformal(m, x, p, y_bad, 2)
+    left = calibrate_knn_conformal(m, CalibRows(x, p, y_bad), 2)
     assert len(left.horizons) == 7 and np.isfinite(left.errors).all() and 7 not in left.trajectories
     with pytest.raises(ValueError, match="nothing to calibrate on"):  # ... and so is every row here
-        calibrate_knn_conformal(m, x, p, np.full_like(y_bad, np.nan), 2)
+        calibrate_knn_conformal(m, CalibRows(x, p, np.full_like(y_bad, np.nan)), 2)
 
 
 def test_conformal_rank():
@@ -283,7 +284,7 @@ def test_weighted_conformal_map(trained_toy, resources):
     t = trained_toy
     m, x, p = t["model"], t["states"], t["params"]
     head = error_head_for(m, seed=1)
-    cal = calibrate_weighted_conformal(head, m, x, p, t["y2"], 2, alpha=0.25, beta=0.8, trajectories=np.arange(8) // 2)
+    cal = calibrate_weighted_conformal(head, m, CalibRows(x, p, t["y2"], trajectories=np.arange(8) // 2), 2, alpha=0.25, beta=0.8)
     assert isinstance(cal, WeightedConformal) and (cal.n_traj, cal.n_rows, cal.horizon) == (4, 8, 2.0)
     assert np.isfinite(cal.q)  # ceil(5 * 0.75) = 4 <= 4 trajectories
     u = weighted_conformal_map(cal, head, m, x, p, 2, targets=t["y2"], trajectories=np.arange(8) // 2)
@@ -299,14 +300,14 @@ def test_weighted_conformal_map(trained_toy, resources):
     with pytest.raises(ValueError, match="cal must be a WeightedConformal"):
         weighted_conformal_map(ConformalCalibration(1.0, 0.1, 0.1, 2.0, "step_doubling", "euler", 1, 1), head, m, x, p, 2)
     with pytest.raises(ValueError, match="targets have shape"):
-        calibrate_weighted_conformal(head, m, x, p, t["y2"][:2], 2)
+        calibrate_weighted_conformal(head, m, CalibRows(x, p, t["y2"][:2]), 2)
     with pytest.raises(ValueError, match="one integer id per row"):
-        calibrate_weighted_conformal(head, m, x, p, t["y2"], 2, trajectories=[0])
+        calibrate_weighted_conformal(head, m, CalibRows(x, p, t["y2"], trajectories=[0]), 2)
     with pytest.raises(ValueError, match=r"beta must be in \(0, 1\]"):
-        calibrate_weighted_conformal(head, m, x, p, t["y2"], 2, beta=0)
+        calibrate_weighted_conformal(head, m, CalibRows(x, p, t["y2"]), 2, beta=0)
     with pytest.raises(ValueError, match="head must be an ErrorHead"):
-        calibrate_weighted_conformal(error_head_for(resources["balls"]["model"]), m, x, p, t["y2"], 2)
-    assert calibrate_weighted_conformal(head, m, x, p, t["y2"], 2, alpha=0.1).q == np.inf  # 8 rows: too few for 90%
+        calibrate_weighted_conformal(error_head_for(resources["balls"]["model"]), m, CalibRows(x, p, t["y2"]), 2)
+    assert calibrate_weighted_conformal(head, m, CalibRows(x, p, t["y2"]), 2, alpha=0.1).q == np.inf  # 8 rows: too few for 90%
 
 
 def test_bad_inputs(resources):
@@ -367,7 +368,7 @@ def test_end_to_end_smoke_data(tmp_path):
     with pytest.raises(ValueError, match="made for environment path"):
         fit_error_head(model, "balls", "smoke", tmp_path)
     xv, pv, yv, rv = split_pairs("euler", "smoke", "val", 4, root=tmp_path, per_traj=4)
-    cal = calibrate_conformal(model, xv, pv, yv, 4)
+    cal = calibrate_conformal(model, CalibRows(xv, pv, yv), 4)
     cm = conformal_map(cal, model, x, p, 4, targets=y)
     assert 0 <= cm.info["coverage"] <= 1 and cm.info["coverage_per_traj"].shape == (4,)
     # the locally-weighted intervals: head on one fold of val, quantile on the other
@@ -378,9 +379,9 @@ def test_end_to_end_smoke_data(tmp_path):
     with pytest.raises(ValueError, match="trajectories must be"):
         fit_error_head(model, "euler", "smoke", tmp_path, split="val", trajectories=[5])
     b = np.isin(rv[:, 0], fold_b)
-    wc = calibrate_weighted_conformal(head_a, model, xv[b], pv[b], yv[b], 4, alpha=0.5, trajectories=rv[b, 0])
+    wc = calibrate_weighted_conformal(head_a, model, CalibRows(xv[b], pv[b], yv[b], trajectories=rv[b, 0]), 4, alpha=0.5)
     wm = run_baseline("weighted_conformal", x, p, 4, model=model, head=head_a, weighted=wc, targets=y)
     assert np.isfinite(wm.error_map).all() and 0 <= wm.info["traj_coverage"] <= 1
-    knn = calibrate_knn_conformal(model, xv, pv, yv, 4, trajectories=rv[:, 0])
+    knn = calibrate_knn_conformal(model, CalibRows(xv, pv, yv, trajectories=rv[:, 0]), 4)
     km = run_baseline("knn_conformal", x, p, 4, model=model, knn=knn, targets=y)
     assert km.info["k"] == 8 and "clipped" in km.info["note"] and 0 <= km.info["coverage"] <= 1
