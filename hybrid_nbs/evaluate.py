@@ -9,6 +9,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import shutil
 import time
 from pathlib import Path
 from typing import Sequence
@@ -24,7 +25,7 @@ from .env import Env
 from .envs import make_env
 from .error_head import HeadFit, fit_error_head
 from .errormap import step_doubling
-from .records import PROTOCOL_VERSION, save_records
+from .records import load_part, parts_dir, PROTOCOL_VERSION, records_path, save_part, save_records
 from .held_out import eval_design, load_split, SplitData
 from .hybrid import HybridSimulator, quantile_threshold
 from .metrics import cell_auroc, cell_spearman, deferral
@@ -35,8 +36,8 @@ from .units import cell_errors, motion, normalised, relative_error, trajectory_e
 
 # %% auto #0
 __all__ = ['TRIVIAL', 'PHYSICS_PREFIX', 'SCORED', 'true_error_map', 'nearest_train_distance', 'is_trivial', 'score_split',
-           'mode2_sweep', 'load_starts', 'calib_rows', 'baseline_resources', 'records_path', 'design_for',
-           'model_digest', 'EvalOptions', 'score_one_split', 'evaluate_env', 'mode2_markdown']
+           'mode2_sweep', 'load_starts', 'calib_rows', 'baseline_resources', 'design_for', 'model_digest',
+           'EvalOptions', 'score_one_split', 'evaluate_env', 'mode2_markdown']
 
 # %% ../nbs/10a_evaluate.ipynb #e2081ee
 def true_error_map(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -252,11 +253,6 @@ def baseline_resources(env: Env, members: Sequence,  # the K = 3 training seeds:
     return dict(env=env, models=list(members), head=head, calibration=calibration, knn=knn, weighted=weighted), \
         dict(fit, error_head_skill=report["skill"])
 
-
-def records_path(env: str | Env, profile, seed: int, split: str, root=None) -> Path:
-    "`<env>/eval/records_seed<seed>_<split>.npz`: the saved rows of one seed's evaluation of `split`."
-    return eval_path(env, profile, seed, root).with_name(f"records_seed{seed}_{split}.npz")
-
 # %% ../nbs/10a_evaluate.ipynb #c013
 SCORED = ("test", "ood_near", "ood_far")  # the splits every table reports; calib is scored for the floors and Mode 2
 
@@ -274,6 +270,11 @@ def model_digest(model) -> str:
     for k, v in sorted(model.state_dict().items()):
         h.update(k.encode() + b"\0" + v.detach().cpu().contiguous().numpy().tobytes())
     return h.hexdigest()[:16]
+
+
+def _identity(v):
+    "What a baseline resource is, for the key of a kept part: a network's weights, else its repr (a calibration's numbers)."
+    return model_digest(v) if hasattr(v, "state_dict") else [_identity(x) for x in v] if isinstance(v, (list, tuple)) else repr(v)
 
 
 # %% ../nbs/10a_evaluate.ipynb #c013b
@@ -334,16 +335,37 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
     out = dict(env=env.name, profile=prof.name, seed=seed, model=digest, design={k: v for k, v in design.items() if k != "starts"},
                starts={str(h): v for h, v in design["starts"].items()}, n={}, seconds_per_traj={}, records={})
     splits = ("calib", *SCORED)
+    # a run stopped part way keeps the splits it finished (`records.save_part`): the same run again scores the rest
+    parts = parts_dir(env, prof, seed, root)
+    key = hashlib.sha256(json.dumps([digest, repr(design), limit, {k: _identity(v) for k, v in (resources or {}).items()}]).encode()).hexdigest()[:16]
+    done = {sp: (got[0], got[1]["seconds"], got[1]["n"]) for sp in (splits if options.save else ())
+            if (got := load_part(parts, sp, key)) is not None}
+
+    def finished(split, result):
+        done[split] = result
+        if options.save:
+            save_part(parts, split, key, result[0], dict(seconds=result[1], n=result[2]))
+
+    todo = [sp for sp in splits if sp not in done]
     if client is not None:  # every split on a worker of its own; the workers read the stores under `root` themselves
         remote = dataclasses.replace(options, shared=None, client=None)  # a worker keeps no cache and no client
-        futures = [client.submit(_score_remote, env, model, prof, root, design, sp, resources, remote, pure=False)
-                   for sp in splits]
-        done = dict(zip(splits, client.gather(futures)))
+        futures = {sp: client.submit(_score_remote, env, model, prof, root, design, sp, resources, remote, pure=False)
+                   for sp in todo}
+        lost = None
+        for sp, fut in futures.items():
+            try:
+                finished(sp, fut.result())
+            except Exception as e:  # a scheduler or worker gone, or a split that failed: the finished ones are kept
+                lost = lost or e
+        if lost is not None:
+            lost.add_note(f"splits finished: {sorted(done)}" + (f", kept in {parts}; the same evaluation again scores "
+                                                               "only the rest" if options.save else " (not kept: save=False)"))
+            raise lost
     with threads(options.n_threads):
-        if client is None:
-            done = {sp: score_one_split(env, model, prof, root, design, sp, resources, options) for sp in splits}
-        for split, (rec, secs, n) in done.items():
-            out["n"][split], out["seconds_per_traj"][split], out["records"][split] = n, secs, rec
+        for sp in todo if client is None else ():
+            finished(sp, score_one_split(env, model, prof, root, design, sp, resources, options))
+        for split in splits:
+            out["n"][split], out["seconds_per_traj"][split], out["records"][split] = done[split][2], done[split][1], done[split][0]
         calib, test = (_once(shared, _starts_key(env, prof, sp, design, limit, root),
                              lambda sp=sp: load_starts(env, prof, sp, design, root, limit)) for sp in ("calib", "test"))
         out["mode2"] = mode2_sweep(env, model, calib, test, design["h_max"])
@@ -355,6 +377,7 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
             meta = dict(env=env.name, profile=prof.name, seed=seed, split=split, model=digest)
             out["records"][split] = str(save_records(records_path(env, prof, seed, split, root), rec, meta))
         write_atomic(eval_path(env, prof, seed, root), json.dumps(dict(out, protocol=PROTOCOL_VERSION), indent=1, default=float))
+        shutil.rmtree(parts, ignore_errors=True)  # published: the parts have done their work
     return out
 
 

@@ -11,10 +11,11 @@ from typing import Mapping
 
 import numpy as np
 
-from .paths import write_atomic
+from .env import Env
+from .paths import eval_path, write_atomic
 
 # %% auto #0
-__all__ = ['PROTOCOL_VERSION', 'save_records', 'load_records', 'select']
+__all__ = ['PROTOCOL_VERSION', 'save_records', 'load_records', 'select', 'records_path', 'parts_dir', 'save_part', 'load_part']
 
 # %% ../nbs/09d_records.ipynb #86acd838
 PROTOCOL_VERSION = 5  # saved results of another version are refused: their rows mean something else (5: Mode 2 at every start)
@@ -60,3 +61,32 @@ def select(records: Mapping[str, np.ndarray], **where) -> dict[str, np.ndarray]:
             raise ValueError(f"no record column {k!r}; columns: {sorted(records)}")
         keep &= np.asarray(records[k]) == v
     return {k: np.asarray(v)[keep] for k, v in records.items()}
+
+# %% ../nbs/09d_records.ipynb #pt02
+def records_path(env: str | Env, profile, seed: int, split: str, root=None) -> Path:
+    "`<env>/eval/records_seed<seed>_<split>.npz`: the saved rows of one seed's evaluation of `split`."
+    return eval_path(env, profile, seed, root).with_name(f"records_seed{seed}_{split}.npz")
+
+
+def parts_dir(env: str | Env, profile, seed: int, root=None) -> Path:
+    "`<env>/eval/parts_seed<seed>/`: the splits one seed's evaluation finished before it was stopped."
+    return eval_path(env, profile, seed, root).with_name(f"parts_seed{seed}")
+
+
+def save_part(folder, name: str,  # the folder of one evaluation's parts; the part's name (a split)
+              key: str,  # what the rows depend on (model, design, baselines): a rerun must bring the same
+              records: Mapping[str, np.ndarray], meta: Mapping) -> Path:
+    "Keep one finished part of an evaluation (`save_records` under `folder/<name>.npz`, `key` in its metadata)."
+    return save_records(Path(folder) / f"{name}.npz", records, dict(meta, part_key=key))
+
+
+def load_part(folder, name: str, key: str) -> tuple[dict[str, np.ndarray], dict] | None:
+    "The records and metadata of part `name` saved with `key`; None where there is none to use (absent, other key or version)."
+    path = Path(folder) / f"{name}.npz"
+    if not path.is_file():
+        return None
+    try:
+        rec, meta = load_records(path)
+    except (ValueError, OSError, KeyError):  # another protocol version, or a file that is not an npz: score again
+        return None
+    return (rec, meta) if meta.get("part_key") == key else None

@@ -13,9 +13,9 @@ import numpy as np
 from .baselines_fit import BASELINES
 from .core import get_profile
 from .envs import make_env
-from .evaluate import SCORED, is_trivial, records_path
+from .evaluate import SCORED, is_trivial
 from .evidence import EQUIVALENCE_MARGIN, FLOORS, METRICS, boot_p, cluster_resamples, compare, family_floor_scores, hier_boot, hier_mean, seed_draws, verdict, within_families
-from .records import load_records, select
+from .records import load_records, records_path, select
 from .gates import gates_at, top_share
 from .metrics_ci import percentile_interval
 from .hybrid import quantile_threshold
