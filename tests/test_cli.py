@@ -73,6 +73,7 @@ def test_unknown_notebook_is_a_clear_error():
     assert r.returncode == 1 and "it is in the study job: experiments/training_curves.ipynb" in r.stderr
 
 
+@pytest.mark.notebooks  # executes a job's notebooks
 @pytest.mark.slow  # over 10 s in CI (`make test --durations`)
 def test_reproduce_writes_runs_and_figures_outside_nbs(tmp_path):
     before = {p: p.read_bytes() for p in (ROOT / "nbs").rglob("*.ipynb")}
@@ -113,6 +114,7 @@ def _wait_for(path: Path, text: str, proc, timeout: float = 300):
     return False
 
 
+@pytest.mark.notebooks  # executes a job's notebooks
 @pytest.mark.slow  # over 10 s in CI (`make test --durations`)
 def test_a_job_killed_in_a_lane_or_interrupted_resumes(tmp_path):
     "SIGKILL of one lane's task stops the job naming it; Ctrl-C stops it too; each rerun resumes with what was done."
@@ -213,6 +215,7 @@ class MyBalls(Balls):
 '''
 
 
+@pytest.mark.notebooks  # executes a job's notebooks
 @pytest.mark.slow  # about 40 s: a smoke main job for one environment
 def test_reproduce_runs_the_experiments_of_your_own_env(tmp_path):
     "Issue 38: `hnwm reproduce --env module:Class` from the module's folder: one command, named by the Env's name."
