@@ -345,6 +345,7 @@ def test_bad_inputs(resources):
         error_head_map(error_head_for(rb["model"]), model, x, p, 2)
 
 
+@pytest.mark.slow  # about 16 s: builds, trains and calibrates on smoke data
 def test_end_to_end_smoke_data(tmp_path):
     """Smoke data, a two-member ensemble, an error head on held-out train rows, conformal on val, all on test."""
     from hybrid_nbs.checkpoint import load_model

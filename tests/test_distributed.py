@@ -41,6 +41,7 @@ def test_evaluation_on_a_local_cluster_is_bit_identical(tmp_path_factory):
     assert set(there["seconds_per_traj"]["test"]) == set(here["seconds_per_traj"]["test"])  # timings: the same baselines
 
 
+@pytest.mark.slow  # about 10 s: the Dask connect timeout runs out
 def test_an_unreachable_scheduler_is_named(tmp_path):
     from hybrid_nbs.pipeline import evaluate_main
     with pytest.raises(ValueError, match="cannot reach the Dask scheduler"):
