@@ -51,7 +51,8 @@ def job_cost_markdown(cost: dict) -> str:
              f"{cost['profile']}`){scope} at {code} (code digest `{cost['code']}`), {cost['lanes']} lanes on "
              f"{cost['cores']} cores, started {cost['started']}: {len(fresh)} of {len(rows)} tasks run, "
              f"{sum(r['made_by'] not in (None, 'this run') for r in rows)} reused from earlier runs, in "
-             f"{cost['wall_seconds'] / 60:.1f} min of wall time.", "",
+             f"{cost['wall_seconds'] / 60:.1f} min of wall time"
+             + (", then stopped (interrupted, or a task failed): the rest is not run yet." if cost.get("stopped") else "."), "",
              "| kind | tasks | run now | seconds of tasks run now | seconds of all tasks (as last run) |", "|---|---|---|---|---|"]
     for kind in ("data", "train", "notebook"):
         for timed in (False, True):

@@ -334,7 +334,15 @@ def run_job(job: str = "main",  # "main" (`hnwm reproduce`) or "study" (`hnwm st
         # a user's module is imported by every task's process from the folder `hnwm` imported it from
         path = [_import_root(env_class(e)) for e in envs or ()]
         run = JobRun(job, prof.name, jobs, out, nbs, started, digest, prov, tuple(only) if only else None, tuple(path))
-        records = run_lanes(tasks, run, board, ledger, done, force)
+        try:
+            records = run_lanes(tasks, run, board, ledger, done, force)
+        except BaseException:  # a failed task, Ctrl-C: the cost of what this run finished, beside the pages it published
+            mine = [dict(key=t.key, kind=t.kind, lane=None, start=None, seconds=ledger[t.key]["seconds"], reused=False,
+                         timed=t.timed) for t in tasks if ledger.get(t.key, {}).get("run") == started]
+            if mine:
+                cost = job_cost(run, tasks, mine, ledger, time.monotonic() - t0)
+                board.event(f"stopped: {write_job_cost(out, dict(cost, stopped=True))} records what this run finished")
+            raise
         table = out / "tables" / f"{COST_TABLES[job]}.md"
         if all(r["reused"] for r in records) and table.is_file():  # keep the record of the run that made everything
             board.event(f"done: nothing ran; {table} still records the run that made it")

@@ -128,6 +128,8 @@ def test_a_job_killed_in_a_lane_or_interrupted_resumes(tmp_path):
         os.kill(int(pid), signal.SIGKILL)
     _, err = p.communicate(timeout=300)
     assert p.returncode == 1 and "train balls seed1 failed (exit status -9)" in err, err[-2000:]
+    cost = (tmp_path / "tables" / "reproduce_cost.md").read_text()  # what the stopped run finished, and that it stopped
+    assert "then stopped" in cost and "| data balls | data |" in cost and "not run yet" in cost, cost
     # a job started from a background shell inherits SIGINT ignored, and Python keeps it so: give Ctrl-C its default back
     p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
