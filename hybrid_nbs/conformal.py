@@ -19,8 +19,8 @@ from .units import cell_errors, normalised
 
 # %% auto #0
 __all__ = ['DIFFICULTIES', 'conformal_rank', 'conformal_quantile', 'fit_conformal', 'ConformalCalibration', 'CalibRows',
-           'check_rows', 'calibrate_conformal', 'calibrated_batch', 'conformal_map', 'check_level', 'state_embedding',
-           'KnnConformal', 'calibrate_knn_conformal', 'knn_conformal_map']
+           'trajectory_ids', 'check_rows', 'calibrate_conformal', 'calibrated_batch', 'conformal_map', 'check_level',
+           'state_embedding', 'KnnConformal', 'calibrate_knn_conformal', 'knn_conformal_map']
 
 # %% ../nbs/08b_conformal.ipynb #c016
 def conformal_rank(n: int,  # exchangeable calibration scores (for kNN: the k neighbours)
@@ -88,6 +88,14 @@ class CalibRows:
     param_vectors: np.ndarray  # (N, P)
     targets: np.ndarray  # (N, *state_shape): the reference solution a horizon after each state
     trajectories: Sequence[int] | None = None  # (N,) ids grouping rows of one trajectory; None: one trajectory per row
+
+
+def trajectory_ids(trajectories: Sequence[int] | None, n: int) -> np.ndarray:
+    "(n,) integer trajectory ids of n rows (one trajectory per row when None); a `ValueError` when they do not fit."
+    t = np.arange(n) if trajectories is None else np.asarray(trajectories)
+    if t.shape != (n,) or not np.issubdtype(t.dtype, np.integer):
+        raise ValueError(f"trajectories must hold one integer id per row ({n}), got {np.shape(trajectories)}")
+    return t
 
 
 def check_rows(rows) -> CalibRows:
@@ -202,9 +210,7 @@ def calibrate_knn_conformal(model,
     h = np.broadcast_to(np.asarray(horizons, np.float64), (len(x),)) if np.ndim(horizons) == 0 else np.asarray(horizons, np.float64)
     if h.shape != (len(x),):
         raise ValueError(f"horizons must be one number or one per row ({len(x)}), got shape {h.shape}")
-    traj = np.arange(len(x)) if trajectories is None else np.asarray(trajectories)
-    if traj.shape != (len(x),) or not np.issubdtype(traj.dtype, np.integer):
-        raise ValueError(f"trajectories must hold one integer id per row ({len(x)}), got {np.shape(trajectories)}")
+    traj = trajectory_ids(trajectories, len(x))
     for hv in np.unique(h):
         check_positive(float(hv), "horizon")
     err = np.empty((len(x), *(x.shape[2:] if model.grid else x.shape[1:2])))

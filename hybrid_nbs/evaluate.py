@@ -365,7 +365,8 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
         for sp in todo if client is None else ():
             finished(sp, score_one_split(env, model, prof, root, design, sp, resources, options))
         for split in splits:
-            out["n"][split], out["seconds_per_traj"][split], out["records"][split] = done[split][2], done[split][1], done[split][0]
+            rec, secs, n = done[split]
+            out["n"][split], out["seconds_per_traj"][split], out["records"][split] = n, secs, rec
         calib, test = (_once(shared, _starts_key(env, prof, sp, design, limit, root),
                              lambda sp=sp: load_starts(env, prof, sp, design, root, limit)) for sp in ("calib", "test"))
         out["mode2"] = mode2_sweep(env, model, calib, test, design["h_max"])

@@ -12,7 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .conformal import CalibRows, calibrated_batch, check_level, check_rows, conformal_quantile
+from .conformal import CalibRows, calibrated_batch, check_level, check_rows, conformal_quantile, trajectory_ids
 from .core import make_rng
 from .error_head import error_head_map, ErrorHead
 from .errormap import Uncertainty, uncertainty
@@ -31,12 +31,6 @@ def calib_folds(n_traj: int,  # trajectories of the calibration split
     half = int(n_traj) // 2
     return np.sort(perm[:half]), np.sort(perm[half:])
 
-
-def _traj_ids(trajectories, n: int) -> np.ndarray:
-    t = np.arange(n) if trajectories is None else np.asarray(trajectories)
-    if t.shape != (n,) or not np.issubdtype(t.dtype, np.integer):
-        raise ValueError(f"trajectories must hold one integer id per row ({n}), got {np.shape(trajectories)}")
-    return t
 
 
 def _cover_fraction(covered: np.ndarray, traj: np.ndarray) -> np.ndarray:
@@ -58,7 +52,7 @@ def fit_weighted_conformal(errors: np.ndarray,  # (N, *cells) true per-cell erro
         raise ValueError(f"errors {errors.shape} and sigma {sigma.shape} must have the same shape (N, *cells)")
     if not (np.isfinite(errors).all() and np.isfinite(sigma).all()) or (sigma < 0).any() or (errors < 0).any():
         raise ValueError("errors and sigma must be finite and non-negative")
-    traj = _traj_ids(trajectories, len(errors))
+    traj = trajectory_ids(trajectories, len(errors))
     if delta is None:
         delta = max(0.1 * float(np.mean(sigma)), 1e-8)
     if not (np.isfinite(delta) and delta > 0):
@@ -98,7 +92,7 @@ def calibrate_weighted_conformal(head: ErrorHead, model,
     check_level(alpha, "alpha"); check_level(beta, "beta", closed=True)
     check_rows(rows)
     u = error_head_map(head, model, rows.states, rows.param_vectors, horizon)
-    traj = _traj_ids(rows.trajectories, len(u.error_map))
+    traj = trajectory_ids(rows.trajectories, len(u.error_map))
     err = cell_errors(model, u.prediction, np.asarray(rows.targets, np.float64))
     ok = np.isfinite(u.score_mean) & np.isfinite(err.reshape(len(err), -1)).all(axis=1)
     if not ok.any():
@@ -120,7 +114,7 @@ def weighted_conformal_map(cal: WeightedConformal, head: ErrorHead, model, state
     width = np.where(np.isinf(u.error_map), np.inf, cal.q * (u.error_map + cal.delta))  # diverged: inf, even if q = 0
     info = dict(q=cal.q, alpha=cal.alpha, beta=cal.beta, delta=cal.delta)
     if targets is not None:
-        traj = _traj_ids(trajectories, len(width))
+        traj = trajectory_ids(trajectories, len(width))
         err = cell_errors(model, u.prediction, np.asarray(targets, np.float64))
         with np.errstate(invalid="ignore"):  # compared as calibrated, |error| / (sigma + delta) <= q: no rounding at the boundary
             covered = (err / (u.error_map + cal.delta) <= cal.q) | np.isposinf(width)
