@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from .evidence import FLOORS, holm
+from .metrics_ci import ci_text
 from .records import PROTOCOL_VERSION
 from .paths import env_name
 
@@ -113,12 +114,6 @@ def rules_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 # %% ../nbs/10d_claims.ipynb #6667717f
-def _ci(v, digits: int = 2) -> str:
-    if v is None or v[0] is None or not math.isfinite(v[0]):
-        return "n/a"
-    return f"{v[0]:.{digits}f} [{v[1]:.{digits}f}, {v[2]:.{digits}f}]"
-
-
 def _ladder(r: dict) -> list[int]:
     return [h for h in r["horizons"] if h not in r["beyond"]]
 
@@ -147,8 +142,8 @@ def claim_horizons(r: dict) -> tuple[str, str]:
     fails = [f"{sp} h = {h}" for sp in e for h in r["horizons"] if not rel(sp, h)[2] < 1]
     ours = (f"test relative error (persistence: 1) {min(rel('test', h)[0] for h in ladder):.2f}-"
             f"{max(rel('test', h)[0] for h in ladder):.2f} at h = {ladder[0]}..{ladder[-1]} (h = {ladder[-1]}: "
-            f"{_ci(rel('test', ladder[-1]))})" + "".join(f"; h = {h}: {_ci(rel('test', h))}" for h in beyond)
-            + "".join(f"; {sp} at h = {ladder[-1]}: {_ci(rel(sp, ladder[-1]))}" for sp in e if sp != "test")
+            f"{ci_text(rel('test', ladder[-1]), 2)})" + "".join(f"; h = {h}: {ci_text(rel('test', h), 2)}" for h in beyond)
+            + "".join(f"; {sp} at h = {ladder[-1]}: {ci_text(rel(sp, ladder[-1]), 2)}" for sp in e if sp != "test")
             + (f"; not below persistence at {', '.join(fails)}" if fails else ""))
     if all(rel("test", h)[2] < 1 for h in ladder + beyond):
         return ours, "holds"
@@ -161,9 +156,9 @@ def claim_cells(r: dict) -> tuple[str, str]:
     sd, gr = c.get("step_doubling", {}).get("value"), c.get("gradient_output")
     if sd is None:
         return "no per-cell rows", "not testable here"
-    ours = f"test per-cell AUROC (top 10% cells) {_ci(sd)}"
+    ours = f"test per-cell AUROC (top 10% cells) {ci_text(sd, 2)}"
     if gr:
-        ours += f"; output-gradient indicator {_ci(gr['value'])}, map minus it {_ci(gr['diff'])} ({gr['verdict']})"
+        ours += f"; output-gradient indicator {ci_text(gr['value'], 2)}, map minus it {ci_text(gr['diff'], 2)} ({gr['verdict']})"
     if not sd[1] > 0.5:
         return ours, "does not hold"
     misses = [w for w, ok in (("below the paper's 0.807", sd[2] >= 0.807),
@@ -184,7 +179,7 @@ def claim_ranking(r: dict, horizons: Sequence[int], magnitude: float) -> tuple[s
     rel = [r["horizon"]["test"][str(h)]["rel_error"]["pooled"]["method"]["value"][0] for h in horizons]
     lost = sorted({o for h, o in adj if not won(h, o)})
     ours = (f"pooled {min(v[0] for v in pooled.values()):.2f}-{max(v[0] for v in pooled.values()):.2f} "
-            f"(h = {horizons[0]}..{horizons[-1]}; h = {horizons[-1]}: {_ci(pooled[horizons[-1]])}); beats "
+            f"(h = {horizons[0]}..{horizons[-1]}; h = {horizons[-1]}: {ci_text(pooled[horizons[-1]], 2)}); beats "
             f"{' and '.join(o.replace('_', ' ') for o in others) or 'nothing to beat'} at {len(wins)} of {len(horizons)} "
             f"horizons (Holm)" + (f"; not beaten somewhere: {', '.join(lost)}" if lost else "")
             + (f"; below the paper's {magnitude} at h = {', '.join(map(str, short))}" if short else "")
@@ -218,7 +213,7 @@ def claim_baselines(r: dict) -> tuple[str, str]:
             f"indistinguishable (CI inside +-0.03" + (f", widths {min(widths):.3f}-{max(widths):.3f}" if widths else "")
             + f"), {tally['inconclusive']} inconclusive, {tally['worse']} worse"
             + "".join(f"; {k}: {', '.join(v)}" for k, v in named.items() if v)
-            + (f"; test AUROC minus kNN conformal {_ci(knn['diff'])} (paper +0.20)" if knn else ""))
+            + (f"; test AUROC minus kNN conformal {ci_text(knn['diff'], 2)} (paper +0.20)" if knn else ""))
     power = resolvable(diffs)
     ours += f"; resolvable difference (80% power) {power:.3f}" if power is not None else ""
     if tally["worse"]:
@@ -241,25 +236,25 @@ def claim_speed(speed: dict | None) -> list[tuple[str, str, str, str]]:
     out = []
     for h in heads:
         point = f"{h['method'].replace('surrogate b', 'batch ')}, one thread, h = {one['h_max']}"
-        raw = f"raw speedup against the full solver {_ci(h['raw_speedup'])}x (unequal accuracy)"
+        raw = f"raw speedup against the full solver {ci_text(h['raw_speedup'], 2)}x (unequal accuracy)"
         if h["speedup_kind"] != "=":
             out.append((point, f"no solver setting as accurate: equal-accuracy speedup {h['speedup_kind']} "
-                        f"{_ci(h['speedup'])}x is a bound; {raw}", diff, "not testable here"))
+                        f"{ci_text(h['speedup'], 2)}x is a bound; {raw}", diff, "not testable here"))
             continue
         s = h["speedup"]
         v = ("holds" if s[1] > 1 and s[2] >= 26 else "holds in part" if s[1] > 1 else "does not hold" if s[2] < 1
              else "inconclusive")
-        out.append((point, f"equal-accuracy speedup {_ci(s)}x (paper 26x-72x); {raw}", diff, v))
+        out.append((point, f"equal-accuracy speedup {ci_text(s, 2)}x (paper 26x-72x); {raw}", diff, v))
     return out
 
 
 def claim_mode2(g: dict) -> tuple[str, str]:
     "(ours, verdict) of claim 7 at one operating point: the ratio's magnitude, and Mode 2 against random and family-floor gates."
     vs = g["versus"]
-    ours = (f"Mode 1 {_ci(g['mode1'], 3)} -> Mode 2 {_ci(g['gate'], 3)}, ratio {_ci(g['ratio'])} at "
+    ours = (f"Mode 1 {ci_text(g['mode1'], 3)} -> Mode 2 {ci_text(g['gate'], 3)}, ratio {ci_text(g['ratio'], 2)} at "
             f"{'/'.join(f'{a:.0%}' for a in g['achieved'])} deferred (calib rows: {g['n_calib']}); random gate "
-            f"{_ci(g['random'], 3)} ({vs['random']['verdict']}), family-floor gate {_ci(g['family_floor'], 3)} "
-            f"({vs['family_floor']['verdict']}, difference {_ci(vs['family_floor']['diff'], 3)}), oracle {_ci(g['oracle'], 3)}; "
+            f"{ci_text(g['random'], 3)} ({vs['random']['verdict']}), family-floor gate {ci_text(g['family_floor'], 3)} "
+            f"({vs['family_floor']['verdict']}, difference {ci_text(vs['family_floor']['diff'], 3)}), oracle {ci_text(g['oracle'], 3)}; "
             f"deferred rows score the solver's output (mean error {g['solver_error']:.2g})")
     if vs["random"]["verdict"] != "better":
         return ours, "does not hold"
@@ -275,9 +270,9 @@ def claim_coverage(r: dict) -> tuple[str, str]:
     shift = r.get("coverage_shift", {}).get("ood_far", {}).get("knn_conformal")
     if not all(cov.values()) or not shift:
         return "no kNN conformal rows", "not testable here"
-    ours = ("kNN conformal per-cell coverage " + ", ".join(f"{sp} {_ci(c['cells'])}" for sp, c in cov.items())
-            + f"; OOD-far minus test {_ci(shift['diff'])}; per pair (>= 90% of cells) "
-            + ", ".join(f"{sp} {_ci(c['pairs_at_beta'])}" for sp, c in cov.items()))
+    ours = ("kNN conformal per-cell coverage " + ", ".join(f"{sp} {ci_text(c['cells'], 2)}" for sp, c in cov.items())
+            + f"; OOD-far minus test {ci_text(shift['diff'], 2)}; per pair (>= 90% of cells) "
+            + ", ".join(f"{sp} {ci_text(c['pairs_at_beta'], 2)}" for sp, c in cov.items()))
     lo, hi = shift["diff"][1:]
     if hi < 0:
         return ours, "holds" if cov["ood_far"]["cells"][1] <= 0.54 else "holds in part"

@@ -8,10 +8,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import shutil
 import time
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -383,11 +381,6 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
 
 
 # %% ../nbs/10a_evaluate.ipynb #c015
-def _ci(v, digits=3) -> str:
-    est, lo, hi = v
-    return "n/a" if est is None or not math.isfinite(est) else f"{est:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
-
-
 def mode2_markdown(res: dict) -> str:
     "The q-sweep of Mode 2 on test: deferred share, error and its ratio to Mode 1's (accuracy only; costs are in `speed`)."
     m = res["mode2"]

@@ -15,8 +15,8 @@ from .metrics import (cells_by_trajectory, check_fraction, paired_arrays, rank_m
                                 spearman, top_fraction, traj_auroc)
 
 # %% auto #0
-__all__ = ['CI_LEVEL', 'OPERATING_POINTS', 'boot_indices', 'percentile_interval', 'bootstrap_ci', 'summarise', 'metrics_table',
-           'errorbar_lengths']
+__all__ = ['CI_LEVEL', 'OPERATING_POINTS', 'boot_indices', 'percentile_interval', 'bootstrap_ci', 'summarise', 'ci_text',
+           'metrics_table', 'errorbar_lengths']
 
 # %% ../nbs/09a_metrics_ci.ipynb #c0a5
 CI_LEVEL = 0.95  # every interval of the ledger: the central 95% of the bootstrap replicates
@@ -138,6 +138,14 @@ def summarise(score: np.ndarray,  # (N, *cells) predicted error maps
         resampled(f"defer{round(100 * defer)}_{gate}_ratio",
                   lambda a, b, c: at_fraction(deferral(a, b, c), gate, defer) / b.mean(-1))
     return out
+
+# %% ../nbs/09a_metrics_ci.ipynb #b312c680
+def ci_text(v,  # (estimate, lo, hi), or None
+            digits: int = 3) -> str:
+    "An interval as `0.912 [0.874, 0.941]`; `n/a` when it or its estimate is missing or not finite."
+    if v is None or v[0] is None or not math.isfinite(v[0]):
+        return "n/a"
+    return f"{v[0]:.{digits}f} [{v[1]:.{digits}f}, {v[2]:.{digits}f}]"
 
 # %% ../nbs/09a_metrics_ci.ipynb #c013
 def _fmt(v, digits):

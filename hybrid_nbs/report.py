@@ -17,7 +17,7 @@ from .evaluate import SCORED, is_trivial
 from .evidence import EQUIVALENCE_MARGIN, FLOORS, METRICS, boot_p, cluster_resamples, compare, family_floor_scores, hier_boot, hier_mean, seed_draws, verdict, within_families
 from .records import load_records, records_path, select
 from .gates import gates_at, top_share
-from .metrics_ci import percentile_interval
+from .metrics_ci import ci_text, percentile_interval
 from .hybrid import quantile_threshold
 
 # %% auto #0
@@ -154,12 +154,6 @@ def ranking(runs: Mapping, split: str, h: int, names: Sequence[str] | None = Non
                 within={f: within_families(fn, method[0], errors[0], first["family"]).get(f) for f in set(first["family"].tolist())})
 
 # %% ../nbs/10c_report.ipynb #853dcb6c
-def _ci(v, digits: int = 3) -> str:
-    if v is None or v[0] is None or not math.isfinite(v[0]):
-        return "n/a"
-    return f"{v[0]:.{digits}f} [{v[1]:.{digits}f}, {v[2]:.{digits}f}]"
-
-
 def ranking_markdown(rk: dict, label: str = "traj AUROC (top 25%)") -> str:
     "One row per method and floor: pooled and family-averaged value (seed mean, 95% CI), step doubling minus it, and the verdict."
     lines = [f"| {rk['split']}, h = {rk['h']}, target {rk['target']} | pooled {label} | SD minus it | verdict | "
@@ -168,8 +162,8 @@ def ranking_markdown(rk: dict, label: str = "traj AUROC (top 25%)") -> str:
         f = rk["family_mean"][name]
         label_ = "step doubling" if name == "method" else name.replace("_", " ") + (
             " (floor)" if name in FLOORS else " (trivial)" if is_trivial(name) else "")
-        lines.append(f"| {label_} | {_ci(p['value'])} | {_ci(p['diff'])} | {p['verdict'] or ''} | {_ci(f['value'])} | "
-                     f"{_ci(f['diff'])} | {f['verdict'] or ''} | {', '.join(f'{v:.3f}' for v in p['seeds'])} |")
+        lines.append(f"| {label_} | {ci_text(p['value'])} | {ci_text(p['diff'])} | {p['verdict'] or ''} | {ci_text(f['value'])} | "
+                     f"{ci_text(f['diff'])} | {f['verdict'] or ''} | {', '.join(f'{v:.3f}' for v in p['seeds'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -183,9 +177,9 @@ def horizons_markdown(summary: dict, split: str = "test", target: str = "error")
         rk = summary["horizon"][split][str(h)][target]
         p, f = rk["pooled"], rk["family_mean"]
         tag = f"{h} (beyond)" if h in summary["beyond"] else str(h)
-        cells = [f"{_ci(p[o]['value'])} | {p[o]['verdict']}" if o in p else "n/a | " for o in others]
-        lines.append(f"| {tag} | {rk['n_pairs']} | {_ci(p['method']['value'])} | " + " | ".join(cells)
-                     + f" | {_ci(f['method']['value'])} |")
+        cells = [f"{ci_text(p[o]['value'])} | {p[o]['verdict']}" if o in p else "n/a | " for o in others]
+        lines.append(f"| {tag} | {rk['n_pairs']} | {ci_text(p['method']['value'])} | " + " | ".join(cells)
+                     + f" | {ci_text(f['method']['value'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -198,7 +192,7 @@ def cells_markdown(summary: dict) -> str:
         for sp in SCORED:
             c = summary["cells"][sp]
             a = c["cell_auroc"].get(m, {})
-            cells += [_ci(a.get("value")), a.get("verdict", "") or "", _ci(c["cell_spearman"].get(m, {}).get("value"))]
+            cells += [ci_text(a.get("value")), a.get("verdict", "") or "", ci_text(c["cell_spearman"].get(m, {}).get("value"))]
         if any(x != "n/a" for x in cells[::3]):
             lines.append(f"| {m.replace('_', ' ')} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
@@ -212,8 +206,8 @@ def coverage_markdown(summary: dict) -> str:
         for m, c in summary["coverage"][sp].items():
             fam = ", ".join(f"{f} {v:.2f}" for f, v in c["families"].items())
             shift = summary.get("coverage_shift", {}).get(sp, {}).get(m)
-            lines.append(f"| {m.replace('_', ' ')} | {sp} | {_ci(c['cells'])} | {_ci(c['pairs_at_beta'])} | "
-                         f"{_ci(shift['diff']) if shift else ''} | {fam} |")
+            lines.append(f"| {m.replace('_', ' ')} | {sp} | {ci_text(c['cells'])} | {ci_text(c['pairs_at_beta'])} | "
+                         f"{ci_text(shift['diff']) if shift else ''} | {fam} |")
     return "\n".join(lines) + "\n"
 
 
@@ -223,10 +217,10 @@ def gates_markdown(summary: dict) -> str:
              "family-floor gate | oracle gate | Mode 2 vs random | Mode 2 vs family floor |", "|---" * 10 + "|"]
     points = ([("the paper's: exactly 25%", summary["mode2_paper"])] if "mode2_paper" in summary else []) + [
         (f"calib threshold for {float(q):.0%}", g) for q, g in summary["mode2"].items()]
-    vs = lambda g, k: f"{_ci(g['versus'][k]['diff'])}, {g['versus'][k]['verdict']}"
+    vs = lambda g, k: f"{ci_text(g['versus'][k]['diff'])}, {g['versus'][k]['verdict']}"
     for label, g in points:
-        lines.append(f"| {label} | {', '.join(f'{a:.0%}' for a in g['achieved'])} | {_ci(g['mode1'])} | {_ci(g['gate'])} | "
-                     f"{_ci(g['ratio'])} | {_ci(g['random'])} | {_ci(g['family_floor'])} | {_ci(g['oracle'])} | "
+        lines.append(f"| {label} | {', '.join(f'{a:.0%}' for a in g['achieved'])} | {ci_text(g['mode1'])} | {ci_text(g['gate'])} | "
+                     f"{ci_text(g['ratio'])} | {ci_text(g['random'])} | {ci_text(g['family_floor'])} | {ci_text(g['oracle'])} | "
                      f"{vs(g, 'random')} | {vs(g, 'family_floor')} |")
     solver = max(g["solver_error"] for _, g in points)
     return ("\n".join(lines) + f"\n\nEnd to end: a deferred row scores the solver's own output from the stored start "
