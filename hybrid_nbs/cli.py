@@ -144,8 +144,8 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--n-boot", type=_int_in(1, 10**6), default=1000, help="bootstrap resamples for the confidence intervals")
     e.add_argument("--starts", type=_int_in(1, 10**4), default=4, help="start frames per trajectory and horizon")
     e.add_argument("--threads", type=_int_in(1, MAX_PROCESSES), default=1, help="threads of the scoring (torch and numba)")
-    e.add_argument("--scheduler", help="a Dask scheduler (tcp://host:port) whose workers score the splits, each its own "
-                   "(they read the stores under --root: a shared file system); default: this process")
+    e.add_argument("--scheduler", help="a Dask scheduler (tcp://host:port) whose workers score each (split, horizon) "
+                   "and run Mode 2's solves (they read the stores under --root: a shared file system); default: this process")
     y = sub.add_parser("dry-run", parents=[out], help="build, train and evaluate a few trajectories at a profile's sizes; "
                        "project disk, CPU-hours and GPU-hours of the full run")
     y.add_argument("--profile", default=None, choices=tuple(PROFILES),

@@ -24,7 +24,7 @@ from .envs import make_env
 from .error_head import HeadFit, fit_error_head
 from .errormap import step_doubling
 from .records import load_part, parts_dir, PROTOCOL_VERSION, records_path, save_part, save_records
-from .held_out import eval_design, load_split, SplitData
+from .held_out import eval_design, load_split, load_starts, narrowed, SplitData
 from .hybrid import HybridSimulator, quantile_threshold
 from .metrics import cell_auroc, cell_spearman, deferral
 from .model import extrapolating
@@ -34,8 +34,8 @@ from .units import cell_errors, motion, normalised, relative_error, trajectory_e
 
 # %% auto #0
 __all__ = ['TRIVIAL', 'PHYSICS_PREFIX', 'SCORED', 'true_error_map', 'nearest_train_distance', 'is_trivial', 'score_split',
-           'mode2_sweep', 'load_starts', 'calib_rows', 'baseline_resources', 'design_for', 'model_digest',
-           'EvalOptions', 'score_one_split', 'evaluate_env', 'mode2_markdown']
+           'join_rows', 'mode2_sweep', 'calib_rows', 'baseline_resources', 'design_for', 'model_digest', 'EvalOptions',
+           'score_one_split', 'evaluate_env', 'mode2_markdown']
 
 # %% ../nbs/10a_evaluate.ipynb #e2081ee
 def true_error_map(model, prediction: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -149,9 +149,13 @@ def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targ
                 if "coverage_per_traj" in u.info:
                     b[f"coverage:{name}"] = np.asarray(u.info["coverage_per_traj"], np.float64)
             blocks.append(b)
+    return join_rows(blocks), {k: float(np.mean(v)) for k, v in seconds.items()}
+
+
+def join_rows(blocks: Sequence[dict]) -> dict:
+    "Blocks of rows (column -> array) one after the other; a column a block lacks is NaN there."
     keys = list(dict.fromkeys(k for b in blocks for k in b))
-    records = {k: np.concatenate([b[k] if k in b else np.full(len(b["traj"]), np.nan) for b in blocks]) for k in keys}
-    return records, {k: float(np.mean(v)) for k, v in seconds.items()}
+    return {k: np.concatenate([b[k] if k in b else np.full(len(b["traj"]), np.nan) for b in blocks if b]) for k in keys}
 
 # %% ../nbs/10a_evaluate.ipynb #c009
 def _rows_at(data: dict, horizon: int, split: str) -> tuple:
@@ -166,9 +170,11 @@ def _rows_at(data: dict, horizon: int, split: str) -> tuple:
 
 def mode2_sweep(env, model, calib: dict,  # t0 -> `SplitData` of the calib split (`load_starts`); every start at `horizon` calibrates
                 test: dict,  # t0 -> `SplitData` of the test split: every start at `horizon` is scored
-                horizon: int, deferrals=(0.0, 0.1, 0.25, 0.5)) -> dict:
+                horizon: int, deferrals=(0.0, 0.1, 0.25, 0.5),
+                client=None,  # a Dask client: the deferred trajectories solved on its workers (`HybridSimulator`)
+                ) -> dict:
     "Calib-calibrated Mode 2 on the test rows of the same starts at each deferral: deferred share, error, ratio to Mode 1's; deferral curve, PRR."
-    sim = HybridSimulator(env, model)
+    sim = HybridSimulator(env, model, client=client)
     cx, cp, *_ = _rows_at(calib, horizon, "calibration")
     _, calib_scores = sim.scores(cx, cp, horizon)
     x, p, v, y, _ = _rows_at(test, horizon, "test")
@@ -197,19 +203,6 @@ def _ranked(a: np.ndarray) -> np.ndarray:
         return a
     top = a[~inf].max() if (~inf).any() else 0.0
     return np.where(inf, 2 * max(top, 1.0), a)
-
-
-def load_starts(env: Env, profile, split: str, design: dict, root=None, limit: int | None = None) -> dict:
-    "t0 -> `SplitData` with the targets of every horizon of `design` scored from t0 that the split's trajectories hold."
-    prof = get_profile(profile)
-    g = open_store(store_path(env, prof, split, root), complete=True)
-    last = int(g.attrs["n_frames"]) - 1
-    out = {}
-    for t0 in sorted({t for h in design["starts"] for t in design["starts"][h]}):
-        hs = [h for h in design["horizons"] + design["beyond"] if t0 in design["starts"][h] and t0 + h <= last]
-        if hs:
-            out[t0] = load_split(env, prof, split, hs, root, t0=t0, limit=limit)
-    return out
 
 
 def calib_rows(data: dict, h: int, trajectories=None) -> CalibRows:
@@ -283,7 +276,7 @@ class EvalOptions:
     limit: int | None = None  # score only the first `limit` trajectories of each split
     n_threads: int = 1  # threads of the scoring (torch and numba); nothing here is timed
     save: bool = True  # write the records and the summary JSON beside the data
-    client: object = None  # a Dask client (`data.dask_client`): the splits scored on its workers
+    client: object = None  # a Dask client (`data.dask_client`): (split, horizon) tasks and Mode 2 solves on its workers
     shared: dict | None = None  # one dict given to every seed's evaluation: seed-free maps, solves and splits, made once
 
     def __post_init__(self):
@@ -298,24 +291,30 @@ def _starts_key(env: Env, prof, split: str, design: dict, limit, root):
 
 
 def score_one_split(env: Env, model, prof, root, design: dict, split: str,
-                    resources: dict | None, options: EvalOptions = EvalOptions()) -> tuple[dict, dict, int]:
-    "One split's records, seconds per baseline and trajectory count: the unit `evaluate_env` runs here or fans out on Dask."
+                    resources: dict | None, options: EvalOptions = EvalOptions(),
+                    horizon: int | None = None,  # score only the pairs this far apart (`narrowed`); None: every horizon
+                    ) -> tuple[dict, dict, int]:
+    "One split's records, seconds per baseline and trajectory count (0: no pairs): what `evaluate_env` runs here or on Dask."
     shared, limit = options.shared, options.limit
+    if horizon is not None:
+        design = narrowed(design, horizon)
     # read once for every seed: the stored trajectories do not depend on the network
     train0 = _once(shared, lambda: ("train0", str(store_path(env, prof, "train", root))),
                    lambda: load_split(env, prof, "train", [], root))
     data = _once(shared, _starts_key(env, prof, split, design, limit, root),
                  lambda: load_starts(env, prof, split, design, root, limit))
-    d0 = data[0]
+    if not data:  # the split's trajectories end before this horizon (calib beyond the ladder)
+        return {}, {}, 0
+    d0 = data[0]  # every horizon scores frame 0
     dist = nearest_train_distance(model, d0.states, d0.vectors, train0.states, train0.vectors)
     rec, secs = score_split(env, model, data, design, None if split == "calib" else resources, distance=dist,
                             solve_at=design["h_max"] if split == "test" else None, shared=shared)
     return rec, secs, len(d0.states)
 
 
-def _score_remote(env, model, prof, root, design, split, resources, options):
+def _score_remote(env, model, prof, root, design, split, resources, options, horizon):
     with threads(options.n_threads):  # a Dask worker's own process: its threads set here
-        return score_one_split(env, model, prof, root, design, split, resources, options)
+        return score_one_split(env, model, prof, root, design, split, resources, options, horizon)
 
 
 def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
@@ -345,16 +344,22 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
             save_part(parts, split, key, result[0], dict(seconds=result[1], n=result[2]))
 
     todo = [sp for sp in splits if sp not in done]
-    if client is not None:  # every split on a worker of its own; the workers read the stores under `root` themselves
+    if client is not None:  # every (split, horizon) a task; the workers read the stores under `root` themselves
         remote = dataclasses.replace(options, shared=None, client=None)  # a worker keeps no cache and no client
-        futures = {sp: client.submit(_score_remote, env, model, prof, root, design, sp, resources, remote, pure=False)
-                   for sp in todo}
-        lost = None
-        for sp, fut in futures.items():
+        hs = design["horizons"] + design["beyond"]
+        futures = {(sp, h): client.submit(_score_remote, env, model, prof, root, design, sp, resources, remote, h, pure=False)
+                   for sp in todo for h in hs}
+        back, lost = {}, None
+        for task, fut in futures.items():
             try:
-                finished(sp, fut.result())
-            except Exception as e:  # a scheduler or worker gone, or a split that failed: the finished ones are kept
+                back[task] = fut.result()
+            except Exception as e:  # a scheduler or worker gone, or a task that failed: the finished splits are kept
                 lost = lost or e
+        for sp in todo:
+            if all((sp, h) in back for h in hs):
+                pieces = [back[sp, h] for h in hs]  # baselines run at h_max alone: their seconds come from one piece
+                finished(sp, (join_rows([r for r, _, _ in pieces]), {k: v for _, s, _ in pieces for k, v in s.items()},
+                              max(n for *_, n in pieces)))
         if lost is not None:
             lost.add_note(f"splits finished: {sorted(done)}" + (f", kept in {parts}; the same evaluation again scores "
                                                                "only the rest" if options.save else " (not kept: save=False)"))
@@ -367,7 +372,7 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
             out["n"][split], out["seconds_per_traj"][split], out["records"][split] = n, secs, rec
         calib, test = (_once(shared, _starts_key(env, prof, sp, design, limit, root),
                              lambda sp=sp: load_starts(env, prof, sp, design, root, limit)) for sp in ("calib", "test"))
-        out["mode2"] = mode2_sweep(env, model, calib, test, design["h_max"])
+        out["mode2"] = mode2_sweep(env, model, calib, test, design["h_max"], client=client)
     out["baseline_fit_seconds"] = dict(fit_seconds or {})
     if options.save:
         # every split's records, then the summary, in one go at the end: a run killed while scoring leaves the last

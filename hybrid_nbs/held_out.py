@@ -10,14 +10,14 @@ import dataclasses
 import numpy as np
 
 from .capabilities import family_of
-from .core import check_positive, check_split
+from .core import check_positive, check_split, get_profile
 from .env import Env
 from .envs import make_env
 from .paths import store_path
 from .store import check_solver, open_store, read_trajectory, stored_params
 
 # %% auto #0
-__all__ = ['SplitData', 'load_split', 'eval_design']
+__all__ = ['SplitData', 'load_split', 'eval_design', 'load_starts', 'narrowed']
 
 # %% ../nbs/10m_held_out.ipynb #c005
 @dataclasses.dataclass
@@ -68,3 +68,24 @@ def eval_design(model_horizon: int,  # the longest horizon the surrogate was tra
     starts = {h: sorted({int(t) for t in np.linspace(0, calib_frames - 1 - h, n_starts).round()}) for h in ladder}
     starts.update({h: [0] for h in beyond})
     return dict(horizons=ladder, beyond=beyond, h_max=ladder[-1], starts=starts, n_starts=n_starts)
+
+# %% ../nbs/10m_held_out.ipynb #1595eeec
+def load_starts(env: Env, profile, split: str, design: dict, root=None, limit: int | None = None) -> dict:
+    "t0 -> `SplitData` with the targets of every horizon of `design` scored from t0 that the split's trajectories hold."
+    prof = get_profile(profile)
+    g = open_store(store_path(env, prof, split, root), complete=True)
+    last = int(g.attrs["n_frames"]) - 1
+    out = {}
+    for t0 in sorted({t for h in design["starts"] for t in design["starts"][h]}):
+        hs = [h for h in design["horizons"] + design["beyond"] if t0 in design["starts"][h] and t0 + h <= last]
+        if hs:
+            out[t0] = load_split(env, prof, split, hs, root, t0=t0, limit=limit)
+    return out
+
+
+def narrowed(design: dict, horizon: int) -> dict:
+    "`design` with only the pairs `horizon` frames apart (its `h_max` kept): one task of a fanned-out evaluation."
+    if horizon not in design["horizons"] + design["beyond"]:
+        raise ValueError(f"the design scores no pairs {horizon} frames apart; its horizons are {design['horizons'] + design['beyond']}")
+    return {**design, "horizons": [h for h in design["horizons"] if h == horizon],
+            "beyond": [h for h in design["beyond"] if h == horizon], "starts": {horizon: design["starts"][horizon]}}

@@ -93,7 +93,7 @@ def evaluate_main(env: str | Env,  # registered name, "all", import path `module
                   root: str | Path | None = None,  # data folder holding <profile>/<env>/; default the project's data/
                   n_starts: int = 4,  # start frames per trajectory and horizon
                   n_threads: int = 1,
-                  scheduler: str | None = None) -> dict:  # a Dask scheduler's address: the splits scored on its workers
+                  scheduler: str | None = None) -> dict:  # a Dask scheduler's address: the scoring fanned out on its workers
     "The `hnwm evaluate` command: score the best checkpoint of `env` (or of every environment); rows and JSON in <env>/eval/."
     prof = get_profile(profile)
     out = {}

@@ -9,7 +9,7 @@ from hybrid_nbs.card import load_norm
 from hybrid_nbs.data import dask_client
 from hybrid_nbs.envs import make_env
 from hybrid_nbs import evaluate
-from hybrid_nbs.evaluate import SCORED, EvalOptions, baseline_resources, evaluate_env, load_starts
+from hybrid_nbs.evaluate import SCORED, EvalOptions, baseline_resources, design_for, evaluate_env, load_starts
 from hybrid_nbs.held_out import eval_design
 from hybrid_nbs.model import build_model, model_config_for
 from hybrid_nbs.paths import eval_path
@@ -48,16 +48,17 @@ def test_an_unreachable_scheduler_is_named(tmp_path):
         evaluate_main("euler", "smoke", root=tmp_path, scheduler="tcp://127.0.0.1:9")
 
 
-class _SchedulerLostAfter:
-    "A Dask client stand-in whose scheduler goes away after `n_ok` splits: the later futures fail as a lost one does."
+class _SchedulerLostFrom:
+    "A Dask client stand-in whose scheduler goes away when the tasks of split `split` come: they fail as lost ones do."
 
-    def __init__(self, n_ok: int):
-        self.n_ok, self.submitted = n_ok, []
+    def __init__(self, split: str):
+        self.split, self.submitted, self.lost = split, [], False
 
     def submit(self, fn, *args, pure=True):
         future = concurrent.futures.Future()
-        self.submitted.append(args[5])  # `_score_remote`'s split
-        if len(self.submitted) <= self.n_ok:
+        self.submitted.append((args[5], args[8]))  # `_score_remote`'s split and horizon
+        self.lost = self.lost or args[5] == self.split
+        if not self.lost:
             future.set_result(fn(*args))
         else:
             future.set_exception(OSError("Timed out trying to connect to tcp://127.0.0.1:8786"))
@@ -65,17 +66,20 @@ class _SchedulerLostAfter:
 
 
 def test_a_lost_scheduler_keeps_the_finished_splits_and_a_rerun_scores_the_rest(tmp_path_factory, monkeypatch):
-    "Issue 41, bad input: the scheduler goes mid-evaluation; the finished splits stay, the rerun scores the others alone."
+    "Issue 41, bad input: the scheduler goes mid-evaluation; the splits whose every horizon came back stay, the rerun scores the others."
     root = smoke_root(tmp_path_factory, ("balls",))
     env, norm = make_env("balls", "smoke"), load_norm("balls", "smoke", root)
     n_p = len(env.param_vector(env.sample_params(np.random.default_rng(0), "train")))
     model = build_model(model_config_for(env, "smoke"), env, norm=dict(state_mean=norm["state_mean"], state_std=norm["state_std"],
                         param_mean=[0.0] * n_p, param_std=[1.0] * n_p), seed=0).eval()
     opts = dict(n_starts=2, limit=3)
-    client = _SchedulerLostAfter(2)
+    client = _SchedulerLostFrom("ood_near")
     with pytest.raises(OSError, match="Timed out") as lost:
         evaluate_env(env, model, "smoke", root, options=EvalOptions(**opts, client=client))
-    assert client.submitted == ["calib", *SCORED] and "the same evaluation again scores only the rest" in lost.value.__notes__[0]
+    design = design_for(env, model, "smoke", root, n_starts=2)
+    hs = design["horizons"] + design["beyond"]
+    assert client.submitted == [(sp, h) for sp in ("calib", *SCORED) for h in hs]  # one task per (split, horizon)
+    assert "the same evaluation again scores only the rest" in lost.value.__notes__[0]
     parts = eval_path(env, "smoke", 0, root).with_name("parts_seed0")
     assert sorted(p.name for p in parts.iterdir()) == ["calib.npz", "test.npz"]
     assert not eval_path(env, "smoke", 0, root).exists()  # nothing published from a run that did not finish
