@@ -290,14 +290,11 @@ def _starts_key(env: Env, prof, split: str, design: dict, limit, root):
     return lambda: ("starts", split, repr(design), limit, str(store_path(env, prof, split, root)))
 
 
-def score_one_split(env: Env, model, prof, root, design: dict, split: str,
-                    resources: dict | None, options: EvalOptions = EvalOptions(),
-                    horizon: int | None = None,  # score only the pairs this far apart (`narrowed`); None: every horizon
-                    ) -> tuple[dict, dict, int]:
+def score_one_split(env: Env, model, prof, root,
+                    design: dict,  # the pairs scored: the whole design, or one horizon's (`narrowed`: a Dask task)
+                    split: str, resources: dict | None, options: EvalOptions = EvalOptions()) -> tuple[dict, dict, int]:
     "One split's records, seconds per baseline and trajectory count (0: no pairs): what `evaluate_env` runs here or on Dask."
     shared, limit = options.shared, options.limit
-    if horizon is not None:
-        design = narrowed(design, horizon)
     # read once for every seed: the stored trajectories do not depend on the network
     train0 = _once(shared, lambda: ("train0", str(store_path(env, prof, "train", root))),
                    lambda: load_split(env, prof, "train", [], root))
@@ -312,9 +309,9 @@ def score_one_split(env: Env, model, prof, root, design: dict, split: str,
     return rec, secs, len(d0.states)
 
 
-def _score_remote(env, model, prof, root, design, split, resources, options, horizon):
+def _score_remote(env, model, prof, root, design, split, resources, options):
     with threads(options.n_threads):  # a Dask worker's own process: its threads set here
-        return score_one_split(env, model, prof, root, design, split, resources, options, horizon)
+        return score_one_split(env, model, prof, root, design, split, resources, options)
 
 
 def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
@@ -347,7 +344,8 @@ def evaluate_env(env: str | Env, model, profile=None, root=None, seed: int = 0,
     if client is not None:  # every (split, horizon) a task; the workers read the stores under `root` themselves
         remote = dataclasses.replace(options, shared=None, client=None)  # a worker keeps no cache and no client
         hs = design["horizons"] + design["beyond"]
-        futures = {(sp, h): client.submit(_score_remote, env, model, prof, root, design, sp, resources, remote, h, pure=False)
+        futures = {(sp, h): client.submit(_score_remote, env, model, prof, root, narrowed(design, h), sp, resources, remote,
+                                          pure=False)
                    for sp in todo for h in hs}
         back, lost = {}, None
         for task, fut in futures.items():

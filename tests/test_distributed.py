@@ -56,7 +56,8 @@ class _SchedulerLostFrom:
 
     def submit(self, fn, *args, pure=True):
         future = concurrent.futures.Future()
-        self.submitted.append((args[5], args[8]))  # `_score_remote`'s split and horizon
+        design = args[4]  # `_score_remote`'s design, narrowed to one horizon
+        self.submitted.append((args[5], *design["horizons"], *design["beyond"]))
         self.lost = self.lost or args[5] == self.split
         if not self.lost:
             future.set_result(fn(*args))

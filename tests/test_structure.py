@@ -194,3 +194,18 @@ def test_no_private_name_crosses_a_module():
                 crossing += [f"{name} imports {a.name} from {'.' * node.level}{node.module or ''}" for a in node.names
                              if a.name.startswith("_") and not a.name.startswith("__")]
     assert not crossing, crossing
+
+
+def test_no_function_takes_more_than_eight_parameters():
+    "Issue 39: a function over eight parameters takes a typed config object instead; numba kernels (flat arrays) are exempt."
+    over = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            a = node.args
+            n = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs) + bool(a.vararg) + bool(a.kwarg)
+            n -= bool(a.args) and a.args[0].arg in ("self", "cls")
+            if n > 8 and not any("jit" in ast.unparse(d) for d in node.decorator_list):
+                over.append(f"{name}.{node.name} ({n})")
+    assert not over, over
