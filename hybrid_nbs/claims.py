@@ -133,7 +133,7 @@ def resolvable(diffs: Sequence) -> float | None:
     mid = (w[(len(w) - 1) // 2] + w[len(w) // 2]) / 2
     return mid * (1.959964 + 0.841621) / (2 * 1.959964)
 
-
+# %% ../nbs/10d_claims.ipynb #a14436f4
 def claim_horizons(r: dict) -> tuple[str, str]:
     "(ours, verdict) of claim 1: the relative error against persistence at every horizon, test (ladder and beyond) and OOD."
     e = r["errors"]
@@ -165,7 +165,7 @@ def claim_cells(r: dict) -> tuple[str, str]:
                               ("not better than the gradient indicator", gr is None or gr["verdict"] == "better")) if not ok]
     return ours + (f"; {', '.join(misses)}" if misses else ""), "holds in part" if misses else "holds"
 
-
+# %% ../nbs/10d_claims.ipynb #de07c71c
 def claim_ranking(r: dict, horizons: Sequence[int], magnitude: float) -> tuple[str, str]:
     "(ours, verdict) of a per-trajectory ranking claim over `horizons` on test: the map against floors and trivial scores, Holm-adjusted."
     rks = {h: r["horizon"]["test"][str(h)]["error"] for h in horizons}
@@ -222,7 +222,7 @@ def claim_baselines(r: dict) -> tuple[str, str]:
         return ours, "inconclusive"
     return ours, "holds" if knn and knn["diff"][2] >= 0.20 else "holds in part"
 
-
+# %% ../nbs/10d_claims.ipynb #2d28b82f
 def claim_speed(speed: dict | None) -> list[tuple[str, str, str, str]]:
     "[(operating point, ours, protocol, verdict)] of claim 6 per batch size, from the accuracy-cost plane at one thread."
     if not speed:

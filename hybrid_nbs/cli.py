@@ -91,7 +91,7 @@ def _folder(text: str) -> Path:
         raise argparse.ArgumentTypeError("is empty; name a folder, or leave the option out for the default")
     return Path(text)
 
-
+# %% ../nbs/11_cli.ipynb #46d24c9f
 def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="hnwm", description="Hybrid neural world models: reproduce, benchmark, document.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -180,7 +180,7 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("readme", help="write README.md from nbs/index.ipynb")
     return ap
 
-
+# %% ../nbs/11_cli.ipynb #c37809f5
 FALLBACK_PROFILES = {"dry-run": "paper", "docs": "smoke"}  # a command's profile without --profile or $HYBRID_NBS_PROFILE
 
 
@@ -279,7 +279,7 @@ def _docs(args, prof) -> int:
     print(f"docs written to {site}")
     return 0
 
-
+# %% ../nbs/11_cli.ipynb #65880450
 COMMANDS = {  # command -> its runner (args, profile) -> exit status
     "reproduce": _reproduce, "study": _reproduce, "data": _data, "train": _train, "evaluate": _evaluate,
     "dry-run": _dry_run, "docs": _docs,

@@ -154,7 +154,7 @@ def train(env: str | Env,  # registered name, import path `module:Class`, or an 
                 torch.distributed.barrier()
             torch.distributed.destroy_process_group()
 
-
+# %% ../nbs/06_train.ipynb #d90ecee5
 def resolve_arch(env: Env, profile: str, arch: str | None):
     "The registered model size `arch` (None: `model_config_for(env, profile)`), refused unless it is of the env's layout."
     size = model_config_for(env, profile) if arch is None else MODELS.get(arch)
@@ -174,7 +174,7 @@ def fresh_model(env: Env, prof, src: PairSource, root, arch, cfg: TrainConfig, s
                        max_horizon=min(cfg.max_horizon, src.n_frames - 1),  # the range the pairs cover
                        coarse=coarse)
 
-
+# %% ../nbs/06_train.ipynb #ec562902
 @dataclasses.dataclass(frozen=True)
 class Stepper:
     "What every training step reuses: the model, its loss and optimiser, the configuration, the augmentation, device and autocast."
@@ -209,7 +209,7 @@ def train_step(s: Stepper, batch: tuple, lr: float) -> tuple[torch.Tensor, torch
     opt.step()
     return direct, chain
 
-
+# %% ../nbs/06_train.ipynb #1db73f6c
 def store_witness(env: Env, path: Path) -> tuple:
     "(params, frame 0) of the first trajectory of the store at `path`: the state augmentation maps are checked on."
     g = open_store(path)
