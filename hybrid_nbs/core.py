@@ -16,12 +16,14 @@ from typing import Mapping
 import numpy as np
 
 # %% auto #0
-__all__ = ['SPLITS', 'IN_DISTRIBUTION', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'THREADS_ENV_VAR', 'Profile', 'get_profile',
-           'check_split', 'make_rng', 'set_threads', 'threads', 'check_positive', 'check_array', 'real_array']
+__all__ = ['SPLITS', 'IN_DISTRIBUTION', 'HALF_SPLITS', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'THREADS_ENV_VAR', 'Profile',
+           'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads', 'check_positive', 'check_array',
+           'real_array']
 
 # %% ../nbs/00_core.ipynb #c005
 SPLITS = ("train", "val", "calib", "test", "ood_near", "ood_far")
 IN_DISTRIBUTION = ("train", "val", "calib", "test")  # drawn from the training distribution
+HALF_SPLITS = ("train", "val")  # the splits a profile may store as float16: only what training reads
 LONG_SPLITS = ("test", "ood_near", "ood_far")  # stored to `Profile.eval_frames`: the map is scored beyond the trained horizon
 PROFILE_ENV_VAR = "HYBRID_NBS_PROFILE"
 
@@ -38,14 +40,23 @@ class Profile:
     threads: int  # threads per process for solvers and torch
     default_frames: int  # frames per trajectory unless an environment says otherwise (the ladder to 64 needs >= 65)
     eval_frames: int  # frames per test and OOD trajectory (at least the training ones): horizons beyond training
+    half_splits: tuple[str, ...] = ()  # splits whose frames are stored as float16 (read back as float32): train, val or both
 
     def __post_init__(self):
         object.__setattr__(self, "split_sizes", _frozen(self.split_sizes))
+        object.__setattr__(self, "half_splits", tuple(self.half_splits))
+        if set(self.half_splits) - set(HALF_SPLITS):
+            raise ValueError(f"Profile {self.name!r}: half_splits may name only {HALF_SPLITS}, got {self.half_splits}: "
+                             "a held-out split is scored by re-solving its stored starts, which float16 frames would not reproduce")
         if set(self.split_sizes) != set(SPLITS):
             raise ValueError(f"Profile {self.name!r}: split_sizes must name exactly {SPLITS}, got {tuple(self.split_sizes)}")
         if not self.eval_frames >= self.default_frames:
             raise ValueError(f"Profile {self.name!r}: eval_frames ({self.eval_frames}) must be >= default_frames "
                              f"({self.default_frames})")
+
+    def store_dtype(self, split: str) -> np.dtype:
+        "The dtype `split`'s frames are stored in: float16 for the profile's `half_splits`, else float32."
+        return np.dtype(np.float16 if check_split(split) in self.half_splits else np.float32)
 
 
 PROFILES = MappingProxyType({
@@ -60,7 +71,7 @@ PROFILES = MappingProxyType({
     "paper": Profile(
         "paper",
         split_sizes=dict(train=800, val=100, calib=100, test=200, ood_near=100, ood_far=100),
-        threads=8, default_frames=101, eval_frames=201),
+        threads=8, default_frames=101, eval_frames=201, half_splits=HALF_SPLITS),
 })
 
 

@@ -24,12 +24,13 @@ from .core import check_split, get_profile, make_rng, Profile, set_threads, SPLI
 from .env import Env, STORE_DTYPE
 from .envs import env_path, validate_env
 from .paths import exclusive, store_path
-from .store import (check_identity, check_same_class, create_store, identity_changes, open_store, read_meta,
-                              store_identity)
+from .store import (HALF_BOUND, check_frames_dtype, check_identity, check_same_class, create_store, half_error,
+                              identity_changes, open_store, read_meta, store_identity)
 
 # %% auto #0
 __all__ = ['SCHEDULER_ENV_VAR', 'CONNECT_SECONDS', 'frame_sha', 'plan_trajectories', 'check_unique', 'SimulatorError',
-           'dask_client', 'run_tasks', 'BuildOptions', 'store_bytes', 'check_sizes', 'build_dataset']
+           'HalfPrecisionError', 'dask_client', 'run_tasks', 'BuildOptions', 'store_bytes', 'check_sizes',
+           'build_dataset']
 
 # %% ../nbs/04_data.ipynb #c005
 SCHEDULER_ENV_VAR = "HYBRID_NBS_SCHEDULER"  # a Dask scheduler address, e.g. tcp://host:8786
@@ -88,6 +89,18 @@ def _frames(env: Env, x0: np.ndarray, params, n_frames: int, i: int = 0) -> np.n
     return x
 
 
+class HalfPrecisionError(ValueError):
+    "A trajectory float16 storage would blur beyond `HALF_BOUND`: every rerun fails the same way until the split is float32."
+
+
+def _stored(env: Env, x: np.ndarray, dtype, what: str) -> np.ndarray:
+    "The frames `x` as stored in `dtype`; float16 only within `HALF_BOUND` of every channel's spread, else a `HalfPrecisionError`."
+    if np.dtype(dtype) == np.float16 and (err := half_error(x, env.channel_axis)) > HALF_BOUND:
+        raise HalfPrecisionError(f"{what}: float16 would round its frames by {err:.3g} of a channel's spread (bound "
+                                 f"{HALF_BOUND}, `store.half_error`)")
+    return np.asarray(x, dtype=dtype)
+
+
 @dataclasses.dataclass(frozen=True)
 class _SplitTask:
     "What every trajectory task of one split's build shares (sent to each Dask task)."
@@ -97,10 +110,11 @@ class _SplitTask:
     seed: int  # the global seed
     n_frames: int
     n_threads: int | None = None  # solver threads per task; None: leave them
+    dtype: str = "float32"  # of the stored frames (`Profile.store_dtype`)
 
 
 def _trajectory_task(job: _SplitTask, i: int, ic_hash: np.ndarray, fail: str | None = None) -> tuple[int, np.ndarray]:
-    "Compute trajectory `i`, write its shard, return (i, sha256 of the float32 frames)."
+    "Compute trajectory `i`, write its shard, return (i, sha256 of the stored frames)."
     env, path, split, seed, n_frames = job.env, job.path, job.split, job.seed, job.n_frames
     if job.n_threads:
         set_threads(job.n_threads)
@@ -108,7 +122,7 @@ def _trajectory_task(job: _SplitTask, i: int, ic_hash: np.ndarray, fail: str | N
     if not np.array_equal(frame_sha(np.asarray(x0, dtype=np.float64)), ic_hash):
         raise RuntimeError(f"trajectory {i} of {path}: the initial state differs from the planned one (solver code "
                            "differs between driver and worker?)")
-    x = _frames(env, x0, params, n_frames, i)
+    x = _stored(env, _frames(env, x0, params, n_frames, i), job.dtype, f"trajectory {i} of {path}")
     if fail == "raise":
         raise RuntimeError(f"simulated crash at trajectory {i}")
     zarr.open_array(Path(path) / "states", mode="r+")[i] = x
@@ -223,7 +237,7 @@ def _bad_digests(g: zarr.Group, indices) -> list[int]:
     bad = []
     for i in indices:
         try:
-            ok = np.array_equal(frame_sha(np.asarray(g["states"][i], np.float32)), g["digest"][i])
+            ok = np.array_equal(frame_sha(np.asarray(g["states"][i])), g["digest"][i])  # the stored dtype's bytes
         except Exception:  # noqa: BLE001 - an unreadable shard is a bad one
             ok = False
         bad += [] if ok else [int(i)]
@@ -274,7 +288,8 @@ def build_dataset(env: str | Env,  # registered name, import path `module:Class`
                     hashes.update({(f"{s} (on disk)", i): h for i, h in enumerate(open_store(paths[s])["ic_hash"][...])
                                    if not np.array_equal(h, hashes.get((s, i)))})
         check_unique(hashes)
-        return [_build_split(cl, prof, _SplitTask(env, str(paths[s]), s, o.seed, frames[s], n_threads), sizes[s], plans[s],
+        return [_build_split(cl, prof, _SplitTask(env, str(paths[s]), s, o.seed, frames[s], n_threads,
+                                                  prof.store_dtype(s).name), sizes[s], plans[s],
                              o, progress) for s in splits]
 
 
@@ -312,7 +327,8 @@ def _accept_solver_edit(g: zarr.Group, env: Env, ident: dict, split: str, seed: 
     if len(done):
         i = int(done[0])
         params, x0, _ = _draw(env, seed, split, i)
-        if not np.array_equal(frame_sha(_frames(env, x0, params, n_frames)), read_meta(g, "digest")[i]):
+        x = _frames(env, x0, params, n_frames).astype(g["states"].dtype)  # as stored (float16 rounds the same way)
+        if not np.array_equal(frame_sha(x), read_meta(g, "digest")[i]):
             return  # this solver makes other frames: the store is stale, and `check_identity` refuses it
     g.attrs["solver_hash"] = ident["solver_hash"]
 
@@ -330,9 +346,11 @@ def _build_split(client, prof, job: _SplitTask, size: int, plan: list[dict], opt
             check_same_class(g, env, path)
             _accept_solver_edit(g, env, ident, split, seed, n_frames)
             check_identity(g, ident, path, env)
+            check_frames_dtype(g, path, job.dtype, f"the {prof.name} profile stores {split} as {job.dtype} "
+                               "(`Profile.half_splits`); rebuild it with overwrite=True (hnwm data --overwrite)")
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            create_store(path, ident, env, plan)
+            create_store(path, ident, env, plan, job.dtype)
             g = open_store(path, mode="r+")
         for f in path.rglob("*.partial"):  # chunk writes interrupted by a kill
             f.unlink()
@@ -352,11 +370,15 @@ def _build_split(client, prof, job: _SplitTask, size: int, plan: list[dict], opt
                     g["done"][i] = 1
             except Exception as e:
                 n_done = int(g["done"][...].sum())
-                # a simulator's failure repeats on every rerun: say to fix the Env; anything else (a lost worker, a
-                # full disk) is worth running again
-                then = ("fix the simulator, then run the same command again (the finished trajectories are kept if "
-                        "the fixed solver still reproduces them, else it says to rebuild with --overwrite)") if isinstance(e, SimulatorError) else \
-                    "run the same command again to resume"
+                # a simulator's failure and a float16 refusal repeat on every rerun: say what to change; anything
+                # else (a lost worker, a full disk) is worth running again
+                if isinstance(e, SimulatorError):
+                    then = ("fix the simulator, then run the same command again (the finished trajectories are kept if "
+                            "the fixed solver still reproduces them, else it says to rebuild with --overwrite)")
+                elif isinstance(e, HalfPrecisionError):
+                    then = "store this split as float32 (leave it out of the profile's `half_splits`), then rebuild it with --overwrite"
+                else:
+                    then = "run the same command again to resume"
                 raise RuntimeError(f"building {path} stopped ({type(e).__name__}: {e}); {n_done} of {size} trajectories "
                                    f"are complete and kept: {then}") from e
         return dict(env=env.name, profile=prof.name, split=split, path=str(path), size=size, n_frames=n_frames,

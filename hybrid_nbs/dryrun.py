@@ -32,7 +32,7 @@ from .model_cost import count_flops
 from .pairs import epoch_pairs, PairSource
 from .paths import data_root, store_path
 from .resources import activation_bytes, check_fits, DISK_GB, GB, split_bytes
-from .store import CODECS, open_store, read_trajectory, stored_params
+from .store import CODECS, half_error, open_store, read_trajectory, stored_params
 from .train_config import TrainConfig
 
 # %% auto #0
@@ -59,12 +59,8 @@ def float16_probe(path: str | Path,  # a float32 store
     a[...] = x16
     nbytes = store_bytes(probe)
     shutil.rmtree(probe)
-    axis = 1 if len(x.shape) == 4 else -1  # (T, C, ny, nx) grids, (T, n, C) sets
-    other = tuple(i for i in range(x.ndim) if i != axis % x.ndim)
-    std = x.astype(np.float64).std(axis=other)
-    err = np.abs(x16.astype(np.float64) - x).max(axis=other)
     return dict(ratio=float(x.size * 4 / nbytes), finite=bool(np.isfinite(x16).all()),
-                max_err_over_std=float((err / np.where(std > 0, std, 1)).max()),
+                max_err_over_std=half_error(x, 0 if x.ndim == 4 else -1),  # (T, C, ny, nx) grids, (T, n, C) sets
                 max_rel_err=float(np.abs(x16.astype(np.float64) - x).max() / (np.abs(x).max() or 1)))
 
 
@@ -77,7 +73,8 @@ def measure_data(env: Env,  # at the profile's size
     "Build `n_traj` trajectories per split into `scratch`; measured compression, float16 probe and solver seconds per frame, projected to the full splits."
     p0 = env.Params()
     env.advance(env.initial_state(p0, make_rng(0, "warm-up")), p0, 1)  # compile the solver outside the timed build
-    recs = build_dataset(env, profile, "all", scratch, progress=False,
+    # built as float32 whatever the profile stores: the compression and the float16 probe are measured on float32 frames
+    recs = build_dataset(env, dataclasses.replace(profile, half_splits=()), "all", scratch, progress=False,
                          options=BuildOptions(workers=0, n_frames=frames, sizes={s: n_traj for s in SPLITS}))
     splits, raw, disk, secs, nframes = {}, 0, 0, 0.0, 0
     for r in recs:
@@ -89,7 +86,9 @@ def measure_data(env: Env,  # at the profile's size
     f16 = float16_probe(store_path(env, profile, "train", scratch), scratch)
     for s in SPLITS:
         full_frames = env.data_spec.split_frames(profile, s)
-        splits[s] = dict(size=profile.split_sizes[s], frames=full_frames, gb=split_bytes(env, profile, s, ratio=ratio) / GB,
+        half = s in profile.half_splits  # the profile's plan: float16 for these (`Profile.half_splits`)
+        splits[s] = dict(size=profile.split_sizes[s], frames=full_frames, dtype=profile.store_dtype(s).name,
+                         gb=split_bytes(env, profile, s, ratio=f16["ratio"] if half else ratio) / GB,
                          gb_float16=split_bytes(env, profile, s, ratio=f16["ratio"], itemsize=4) / GB,
                          cpu_hours=profile.split_sizes[s] * (full_frames - 1) * per_frame / 3600)
     total = sum(v["gb"] for v in splits.values())
@@ -249,6 +248,12 @@ def dry_run(profile: str | Profile = "paper",  # the profile to project
     return out
 
 
+def _stored_as(d: dict) -> str:
+    "How a projection's splits are stored, e.g. 'train and val as float16, the rest float32'."
+    half = [s for s, v in d["splits"].items() if v.get("dtype") == "float16"]
+    return f"{' and '.join(half)} as float16, the rest float32" if half else "float32"
+
+
 def projection_markdown(proj: dict,  # what `dry_run` returns
                         ) -> str:
     "The projection as a Markdown table per stage and environment, then the assumptions and the commands."
@@ -261,8 +266,9 @@ def projection_markdown(proj: dict,  # what `dry_run` returns
                                         f"storage would hold {d['train_subset_float16']})")
         rows += [
             f"| {name} | data (disk) | {d['n_traj']} traj/split, ratio {d['ratio']:.2f} (float16 {d['float16']['ratio']:.2f}, "
-            f"max err {d['float16']['max_err_over_std']:.1e} std, {d['float16']['max_rel_err']:.1e} of max) | {d['total_gb']:.3g} GB total, train {d['train_gb']:.3g} GB "
-            f"(float16 {d['splits']['train']['gb_float16']:.3g}); {DISK_GB:.0f} GB disk: {fit} |",
+            f"max err {d['float16']['max_err_over_std']:.1e} std, {d['float16']['max_rel_err']:.1e} of max) | {d['total_gb']:.3g} GB total "
+            f"({_stored_as(d)}), train {d['train_gb']:.3g} GB (float16 {d['splits']['train']['gb_float16']:.3g}); "
+            f"{DISK_GB:.0f} GB disk: {fit} |",
             f"| {name} | data (solver) | {1e3 * d['solver_s_per_frame']:.1f} ms/frame | {d['cpu_hours']:.3g} CPU-hours |",
             f"| {name} | train | {t['timed_steps']} steps at batch {t['timed_batch']}: {t['cpu_step_s']:.2f} s/step "
             f"({t['cpu_gflops']:.3g} GFLOP/s) | {t['steps']} steps x batch {t['batch']}, lr {t['lr']:g}: {t['cpu_hours']:.3g} CPU-hours; "

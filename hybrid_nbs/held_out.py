@@ -11,10 +11,10 @@ import numpy as np
 
 from .capabilities import family_of
 from .core import check_positive, check_split, get_profile
-from .env import Env
+from .env import STORE_DTYPE, Env
 from .envs import make_env
 from .paths import store_path
-from .store import check_solver, open_store, read_trajectory, stored_params
+from .store import check_frames_dtype, check_solver, open_store, read_trajectory, stored_params
 
 # %% auto #0
 __all__ = ['SplitData', 'load_split', 'eval_design', 'load_starts', 'narrowed']
@@ -37,6 +37,8 @@ def load_split(env: str | Env, profile, split: str, horizons, root=None, t0: int
     path = store_path(env, profile, split, root)
     g = open_store(path, complete=True)
     check_solver(g, env, path)  # frames of an edited solver are not its reference solution
+    check_frames_dtype(g, path, STORE_DTYPE, "the scored pairs are re-solved from their stored starts, which float16 "
+                       "frames do not reproduce; a profile stores only train and val as float16 (`Profile.half_splits`)")
     n = int(g.attrs["size"]) if limit is None else min(limit, int(g.attrs["size"]))
     frames = [t0, *(t0 + int(h) for h in horizons)]
     if max(frames) >= int(g.attrs["n_frames"]):

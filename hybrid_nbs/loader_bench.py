@@ -133,7 +133,8 @@ def loader_bench(env: str | Env, profile=None, root=None,
         rows.append(dict(read="store, warm", **read_rate(disk, pairs, need["batch"], w)))
     for r in rows:
         r["fed"] = r["pairs_s"] / need["pairs_s"]
-    split_mb = math.prod(open_store(path)["states"].shape) * 4 / 1e6  # float32 frames
+    states = open_store(path)["states"]
+    split_mb = math.prod(states.shape) * states.dtype.itemsize / 1e6  # as stored: float32, or float16 (`half_splits`)
     return dict(env=env.name, profile=prof.name, demand=need, rows=rows, split_mb=split_mb, memory_gb=cfg.memory_gb,
                 in_memory=mem.states is not None, cores=len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count())
 

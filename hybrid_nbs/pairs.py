@@ -103,17 +103,18 @@ class _StoreBatches(torch.utils.data.Dataset):
         rows = self.pairs[k * self.batch_size:(k + 1) * self.batch_size]
         x, y = read_pairs(self._g, rows)
         i, h = torch.from_numpy(np.ascontiguousarray(rows[:, 0])), torch.from_numpy(rows[:, 2].astype(np.float32))
-        return torch.from_numpy(x), torch.from_numpy(y), h, self.params[i]
+        return torch.from_numpy(x).float(), torch.from_numpy(y).float(), h, self.params[i]  # float16 frames: float32
 
 
 class PairSource:
-    "Batches (state, target, horizon, params) of raw float32 tensors from one split's store; with `attach_coarse`, each pair's cached coarse solution too."
+    "Batches (state, target, horizon, params) of raw float32 tensors from one split's store (float16 frames read back as float32); with `attach_coarse`, each pair's cached coarse solution too."
     def __init__(self, path: str | Path, memory_gb: float = 4.0):
         self.path, self.memory_gb, self.coarse = Path(path), memory_gb, None
         g = open_store(self.path, complete=True)
         self.n_traj, self.n_frames = g["states"].shape[:2]
         self.params = torch.from_numpy(np.asarray(read_meta(g, "params"), np.float32))
-        nbytes = math.prod(g["states"].shape) * 4
+        nbytes = math.prod(g["states"].shape) * g["states"].dtype.itemsize
+        # in memory as stored: a float16 split takes half the memory, and each batch is made float32 as it is drawn
         self.states = torch.from_numpy(_all_states(g)) if nbytes <= memory_gb * 2 ** 30 else None
         self.identity = dict(path=f"{self.path.parent.name}/{self.path.name}", size=int(self.n_traj),
                              n_frames=int(self.n_frames), seed=g.attrs["seed"], solver_hash=g.attrs["solver_hash"],
@@ -133,12 +134,12 @@ class PairSource:
                 i, t0, h = torch.from_numpy(np.ascontiguousarray(pairs[k:k + batch_size])).T
                 c = frames[i, torch.from_numpy(index[t0.numpy()]), h].numpy()
                 c = torch.from_numpy(prolong(solve.env, c, solve.factor, solve.mode).astype(np.float32))
-                yield self.states[i, t0], self.states[i, t0 + h], h.float(), self.params[i], c
+                yield self.states[i, t0].float(), self.states[i, t0 + h].float(), h.float(), self.params[i], c
             return
         if self.states is not None:
             for k in range(0, len(pairs), batch_size):
                 i, t0, h = torch.from_numpy(np.ascontiguousarray(pairs[k:k + batch_size])).T
-                yield self.states[i, t0], self.states[i, t0 + h], h.float(), self.params[i]
+                yield self.states[i, t0].float(), self.states[i, t0 + h].float(), h.float(), self.params[i]
             return
         # a batch at a time, its frames read concurrently; with workers, that many batches side by side
         ds = _StoreBatches(self.path, np.asarray(pairs, np.int64), batch_size, self.params)

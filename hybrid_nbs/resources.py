@@ -76,36 +76,42 @@ def split_bytes(env: Env,  # at the profile's size
 
 def saved_ratios(profile: str | Profile,  # the profile a saved projection must be of
                  path: str | Path | None = None,  # default <project root>/tables/<profile>_projection.json
+                 dtype: str = "float32",  # the ratio of float32 stores, or of float16 ones (raw float32 bytes / disk)
                  ) -> dict:
-    "Environment name -> the float32 compression ratio a saved dry run measured (empty if there is none)."
+    "Environment name -> the compression ratio a saved dry run measured for stores of `dtype` (empty if there is none)."
     prof = get_profile(profile)
     p = Path(path) if path else project_root() / "tables" / f"{prof.name}_projection.json"
     try:
         d = json.loads(p.read_text())
     except (OSError, ValueError):
         return {}
-    return {k: v["data"]["ratio"] for k, v in d.get("envs", {}).items()} if d.get("profile") == prof.name else {}
+    if d.get("profile") != prof.name:
+        return {}
+    return {k: v["data"]["float16"]["ratio"] if dtype == "float16" else v["data"]["ratio"] for k, v in d.get("envs", {}).items()}
 
 
 def check_data_fits(env: str | Env,  # what `hnwm data --env` takes ("all", a name, `module:Class`)
                     profile: str | Profile | None = None,
                     split: str = "all",  # one of SPLITS, or "all"
                     root: str | Path | None = None,  # the data folder
-                    ratios: dict | None = None,  # env name -> measured ratio; default `saved_ratios`, else 1 (uncompressed)
+                    ratios: dict | None = None,  # env name -> measured float32 ratio; None: `saved_ratios` (float16 too)
                     sizes: dict | None = None,  # split -> trajectories, a subset of the profile's (`hnwm data --sizes`)
                     ) -> dict:
     "`check_fits` for `hnwm data`: the bytes still to write (the splits less what their stores already hold) against the free disk."
     prof = get_profile(profile)
-    ratios = saved_ratios(prof) if ratios is None else ratios
+    saved = ratios is None
+    ratios = saved_ratios(prof) if saved else ratios
+    halves = saved_ratios(prof, dtype="float16") if saved else {}  # a float16 split (`Profile.half_splits`): 2 uncompressed
     share = {s: n / prof.split_sizes[s] for s, n in check_sizes(sizes, prof).items()}
     need = 0.0
     for spec in expand_envs(env):
         e = make_env(spec, prof)
         for s in SPLITS if split == "all" else (check_split(split),):
             p = store_path(e, prof, s, root)
-            full = split_bytes(e, prof, s, ratio=ratios.get(e.name, 1.0)) * share[s]
+            r = halves.get(e.name, 2.0) if s in prof.half_splits else ratios.get(e.name, 1.0)
+            full = split_bytes(e, prof, s, ratio=r) * share[s]
             need += max(0.0, full - (store_bytes(p) if p.exists() else 0))
-    basis = "measured compression" if ratios else "uncompressed float32 (no saved dry run: `hnwm dry-run --save`)"
+    basis = "measured compression" if ratios else "uncompressed frames (no saved dry run: `hnwm dry-run --save`)"
     return check_fits(f"hnwm data --profile {prof.name}", data_root(root), disk=need,
                       hint=f"The need assumes {basis}; free space, pass --root on a larger disk, or build a subset "
                            "of the train split (`hnwm data --sizes train=K`, see `hnwm dry-run`)")

@@ -21,9 +21,9 @@ from .envs import config_changes, env_path, REGISTRY
 from .paths import data_root, slug
 
 # %% auto #0
-__all__ = ['FORMAT_VERSION', 'CODECS', 'META_CODECS', 'solver_hash', 'store_identity', 'create_store', 'open_store', 'read_meta',
-           'identity_changes', 'content_digest', 'check_same_class', 'check_solver', 'check_identity', 'stored_params',
-           'read_trajectory']
+__all__ = ['FORMAT_VERSION', 'CODECS', 'META_CODECS', 'HALF_BOUND', 'solver_hash', 'store_identity', 'create_store', 'open_store',
+           'read_meta', 'identity_changes', 'content_digest', 'check_same_class', 'check_solver', 'check_identity',
+           'stored_params', 'read_trajectory', 'half_error', 'check_frames_dtype']
 
 # %% ../nbs/04d_store.ipynb #d91ce8a
 FORMAT_VERSION = 2  # 2: a crc32c checksum on every array, metadata included
@@ -74,13 +74,14 @@ def store_identity(env: Env, profile: str, split: str, n_frames: int, size: int,
     return json.loads(json.dumps(d))
 
 
-def create_store(path: Path, ident: dict, env: Env, plan: list[dict]) -> None:
+def create_store(path: Path, ident: dict, env: Env, plan: list[dict],
+                 dtype=STORE_DTYPE) -> None:  # of the frames: float32, or float16 for a profile's `half_splits`
     "Write a new store's arrays and metadata under a temporary name, then rename it to `path`."
     tmp = path.with_name(path.name + ".creating")
     shutil.rmtree(tmp, ignore_errors=True)
     n, T, shape = ident["size"], ident["n_frames"], tuple(env.state_shape)
     g = zarr.open_group(tmp, mode="w", zarr_format=3)
-    g.create_array("states", shape=(n, T, *shape), dtype=STORE_DTYPE, shards=(1, T, *shape), chunks=(1, 1, *shape),
+    g.create_array("states", shape=(n, T, *shape), dtype=np.dtype(dtype), shards=(1, T, *shape), chunks=(1, 1, *shape),
                    compressors=CODECS, fill_value=np.nan)
     for name, arr in [("params", np.stack([p["vector"] for p in plan]).astype(np.float32)),
                       ("seeds", np.array([p["seed"] for p in plan], dtype=np.uint64)),
@@ -216,3 +217,32 @@ def read_trajectory(g: zarr.Group, i: int, t: slice | int | list = slice(None)) 
         raise ValueError(f"{where}: trajectory {i} is corrupt or truncated ({err}); repair it with "
                          "build_dataset(..., options=BuildOptions(verify=True)) (hnwm data --verify), or rebuild with --overwrite")
     return x
+
+# %% ../nbs/04d_store.ipynb #cdcc239e
+# the largest float16 error a stored frame may carry, as a fraction of its channel's spread in the trajectory: the
+# paper-size dry run measured 8.2e-4 (Oregonator), 1.8e-2 (Euler) and 1.2e-3 (balls); a channel that barely moves fails
+HALF_BOUND = 0.05
+
+
+def half_error(x: np.ndarray,  # (T, *state_shape) frames of one trajectory
+               channel_axis: int,  # the channel axis of one state (`Env.channel_axis`: 0 for grids, -1 for sets)
+               ) -> float:
+    "Largest float16 rounding error of `x` per channel over that channel's standard deviation in `x`; inf if a value overflows float16."
+    x = np.asarray(x, np.float64)
+    axis = channel_axis % (x.ndim - 1) + 1
+    other = tuple(i for i in range(x.ndim) if i != axis)
+    with np.errstate(over="ignore"):
+        x16 = x.astype(np.float16).astype(np.float64)
+    if not np.isfinite(x16).all():
+        return float("inf")
+    std = x.std(axis=other)
+    return float((np.abs(x16 - x).max(axis=other) / np.where(std > 0, std, 1.0)).max())  # a constant channel: absolute
+
+
+def check_frames_dtype(g: zarr.Group, path,
+                       want,  # the dtype expected here
+                       why: str) -> None:  # what expects it, and how to settle it
+    "A `ValueError` naming both dtypes if the store at `path` holds frames of another dtype than `want`."
+    got = np.dtype(g["states"].dtype)
+    if got != np.dtype(want):
+        raise ValueError(f"{path} holds {got.name} frames, but {np.dtype(want).name} ones are expected: {why}")
