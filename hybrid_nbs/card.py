@@ -244,13 +244,18 @@ def write_card(env: str | Env, profile: str | Profile, root: str | Path | None =
           f"`env.rollout`. Solver configuration `{json.dumps(a['config'])}`; solver source sha256 "
           f"`{a['solver_hash'][:16]}...`. No two trajectories in any splits share an initial state. "
           f"Built with `hnwm data --env {a['env_class']} --profile {a['profile']} --split all`.", "",
+          "**Layout.** One Zarr chunk per frame and one shard (file) per trajectory, each chunk lz4-compressed and "
+          "checksummed (crc32c): a training pair reads exactly its two frames' chunks from one file, which is what "
+          "pairs drawn at random across trajectories need, and a damaged frame fails its checksum instead of "
+          "decoding to wrong numbers. Frames are float32, or float16 in a profile's `half_splits` (read back as "
+          "float32; `store.half_error` bounds the rounding).", "",
           "## Sizes", ""]
     rows = []
     for s, p in paths.items():
         g = open_store(p)
-        rows.append((s, g["states"].shape[0], g["states"].shape[1], str(tuple(g["states"].shape)),
+        rows.append((s, g["states"].shape[0], g["states"].shape[1], str(tuple(g["states"].shape)), g["states"].dtype.name,
                      int(g["done"][...].sum()), f"{store_bytes(p) / 2 ** 20:.1f} MiB"))
-    md += _table(("split", "trajectories", "frames", "states", "done", "on disk"), rows)
+    md += _table(("split", "trajectories", "frames", "states", "dtype", "done", "on disk"), rows)
     md += ["", "## Parameter ranges per split", ""]
     ranges = {s: param_ranges(p) for s, p in paths.items()}
     fields = list(dict.fromkeys(k for r in ranges.values() for k in r))  # stores of older code may lack a field
