@@ -123,7 +123,8 @@ class PairSource:
     def batches(self, pairs: np.ndarray,  # (N, 3) rows (trajectory, t0, h)
                 batch_size: int,  # rows per batch (the last may be shorter)
                 workers: int = 0,  # DataLoader workers when the split is read from the store, not memory
-                coarse: bool = True):  # with `attach_coarse`: also yield each pair's coarse solution
+                coarse: bool = True,  # with `attach_coarse`: also yield each pair's coarse solution
+                pin: bool = False):  # read from the store for a CUDA device: page-locked batches copy to it asynchronously
         "Yield the batches of `pairs` in order, as (state, target, horizon, params[, coarse]) tensors."
         if self.coarse is not None and coarse:
             frames, index, solve = self.coarse
@@ -143,7 +144,7 @@ class PairSource:
             return
         # a batch at a time, its frames read concurrently; with workers, that many batches side by side
         ds = _StoreBatches(self.path, np.asarray(pairs, np.int64), batch_size, self.params)
-        yield from torch.utils.data.DataLoader(ds, batch_size=None, shuffle=False, num_workers=workers,
+        yield from torch.utils.data.DataLoader(ds, batch_size=None, shuffle=False, num_workers=workers, pin_memory=pin,
                                                persistent_workers=False)  # no randomness in the workers
 
     def attach_coarse(self, cache,  # `open_coarse_cache` of this split

@@ -196,7 +196,7 @@ def train_step(s: Stepper, batch: tuple, lr: float) -> tuple[torch.Tensor, torch
         g["lr"] = lr
     if augment is not None:
         x, y, *more = augment(x, y, gen, *more)
-    x, y, h, p, *more = (t.to(device) for t in (x, y, h, p, *more))
+    x, y, h, p, *more = (t.to(device, non_blocking=True) for t in (x, y, h, p, *more))  # pinned batches: async
     x, y, *more = (model.state_norm(t) for t in (x, y, *more))
     if model.grid:
         x, y, *more = (t.contiguous(memory_format=torch.channels_last) for t in (x, y, *more))
@@ -301,7 +301,7 @@ def _train(job: TrainJob, rank: int, world: int, device: torch.device) -> dict:
         sums = torch.zeros(3, dtype=torch.float64)  # direct, chain, batches
         gen = torch.Generator().manual_seed(int(make_rng(seed, "augment", epoch, rank).integers(2 ** 62)))
         stepper = Stepper(model, loss_mod, opt, cfg, augment, gen, device, amp)
-        bar = tqdm(src.batches(mine, local_b, cfg.workers), total=steps, desc=f"{env.name} epoch {epoch + 1}/{cfg.epochs}",
+        bar = tqdm(src.batches(mine, local_b, cfg.workers, pin=device.type == "cuda"), total=steps, desc=f"{env.name} epoch {epoch + 1}/{cfg.epochs}",
                    disable=not progress or rank != 0, leave=False)
         for batch in bar:
             lr = lr_at(state["step"], total, cfg)
