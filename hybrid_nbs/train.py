@@ -282,7 +282,9 @@ def _train(job: TrainJob, rank: int, world: int, device: torch.device) -> dict:
     meta_fixed = dict(env=env.name, env_path=model.config.env_path, profile=prof.name, seed=seed, run=folder.name, train_config=cfg.to_dict(),
                       augment_maps=[g.name for g in symmetries_of(env)] if cfg.augment else [],
                       dataset=src.identity, world_size=world, threads=torch.get_num_threads(),
-                      torch=torch.__version__, steps_per_epoch=steps, horizon_weights=weights, coarse=coarse)
+                      torch=torch.__version__, steps_per_epoch=steps, horizon_weights=weights, coarse=coarse,
+                      # where the pairs come from: the split in memory (under `memory_gb`), or streamed from the store
+                      train_read="memory" if src.states is not None else f"store, {cfg.workers} loader workers")
     try:
         json.dumps(meta_fixed)  # now, not when the first epoch's checkpoint is written
     except (TypeError, ValueError) as e:
@@ -330,7 +332,8 @@ def _train(job: TrainJob, rank: int, world: int, device: torch.device) -> dict:
                 save_checkpoint(folder / "best", model, meta)
             if progress:
                 print(f"{env.name} epoch {epoch + 1}/{cfg.epochs}: train {rec['train_mse']:.4g} (chain "
-                      f"{rec['train_chain']:.4g}), val {v['mean_mse']:.4g}, {time.perf_counter() - t0:.1f} s", flush=True)
+                      f"{rec['train_chain']:.4g}), val {v['mean_mse']:.4g}, {time.perf_counter() - t0:.1f} s "
+                      f"(pairs from {meta_fixed['train_read']})", flush=True)
         if world > 1:
             torch.distributed.barrier()  # nobody reads `last` before rank 0 has written it
     return dict(env=env.name, profile=prof.name, seed=seed, ckpt=str(folder), epochs=state["epoch"],
