@@ -296,12 +296,12 @@ def score_one_split(env: Env, model, prof, root,
     "One split's records, seconds per baseline and trajectory count (0: no pairs): what `evaluate_env` runs here or on Dask."
     shared, limit = options.shared, options.limit
     # read once for every seed: the stored trajectories do not depend on the network
-    train0 = _once(shared, lambda: ("train0", str(store_path(env, prof, "train", root))),
-                   lambda: load_split(env, prof, "train", [], root))
     data = _once(shared, _starts_key(env, prof, split, design, limit, root),
                  lambda: load_starts(env, prof, split, design, root, limit))
-    if not data:  # the split's trajectories end before this horizon (calib beyond the ladder)
+    if not data:  # the split's trajectories end before this horizon (calib beyond the ladder): nothing more to read
         return {}, {}, 0
+    train0 = _once(shared, lambda: ("train0", str(store_path(env, prof, "train", root))),
+                   lambda: load_split(env, prof, "train", [], root))
     d0 = data[0]  # every horizon scores frame 0
     dist = nearest_train_distance(model, d0.states, d0.vectors, train0.states, train0.vectors)
     rec, secs = score_split(env, model, data, design, None if split == "calib" else resources, distance=dist,
