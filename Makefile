@@ -35,7 +35,7 @@ test: $(BIN)/.installed
 	@command -v chromium >/dev/null 2>&1 || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } || \
 	  echo "chromium not installed: the docs browser test will be skipped"
-	HYBRID_NBS_PROFILE=smoke $(BIN)/python -m pytest --durations=25
+	HYBRID_NBS_PROFILE=smoke $(BIN)/python -m pytest --runslow --durations=25
 
 # The docs site is built by a development tool of the checkout (tools/ is not part of the package); same as `hnwm docs`.
 docs: $(BIN)/.installed
