@@ -35,7 +35,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 from docs_pages import MANIFEST  # the sibling tool that names the manifest (tools/ is on sys.path, as for a script)
 
-__all__ = ['CAPTIONS_PENDING', 'CHROMIUM_FLAGS', 'CHROMIUM_NAMES', 'DocsCheckError', 'RAW_TEX', 'WARNING_TEXT', 'find_chromium', 'dump_dom',
+__all__ = ['CHROMIUM_FLAGS', 'CHROMIUM_NAMES', 'DocsCheckError', 'RAW_TEX', 'WARNING_TEXT', 'find_chromium', 'dump_dom',
            'PageDom', 'local_target',
            'check_docs', 'main']
 
@@ -93,9 +93,6 @@ RAW_TEX = re.compile(r"\\\(|\\\[|\$\$|\\(?:frac|lVert|rVert|mathrm|mathbf|partia
                      r"|(?<![\w$\\])\$(?=\S)[^$\n]{1,200}\$|\w[_^]\{")
 WARNING_TEXT = re.compile(r"\b[A-Z][A-Za-z]*Warning: |Perhaps you already have a cluster running|"
                           r"Port \d+ is already in use|NumbaPerformanceWarning|NumbaDeprecationWarning")
-# published pages made before their notebooks carried captions: the ablations' (about 8 hours of `make study`) get
-# theirs when the study next runs them; every other page carries its captions
-CAPTIONS_PENDING = ("experiments/ablation_",)
 _NOT_PROSE = {"code", "pre", "script", "style", "math", "kbd", "samp", "textarea"}
 
 
@@ -231,10 +228,9 @@ def check_docs(
             for src in dom.images:
                 if src.startswith("data:") and len(src.partition(",")[2]) < 16:
                     errors.append(f"empty inline picture {src[:40]!r}")
-            if not page.startswith(CAPTIONS_PENDING):
-                errors += [f"picture {k + 1} has no alt text (`#| fig-alt:` on its cell)" for k, alt in enumerate(dom.alts) if not alt]
-                if dom.captions < len(dom.images):
-                    errors.append(f"{len(dom.images)} picture(s) but {dom.captions} caption(s) (`#| fig-cap:` on each figure's cell)")
+            errors += [f"picture {k + 1} has no alt text (`#| fig-alt:` on its cell)" for k, alt in enumerate(dom.alts) if not alt]
+            if dom.captions < len(dom.images):
+                errors.append(f"{len(dom.images)} picture(s) but {dom.captions} caption(s) (`#| fig-cap:` on each figure's cell)")
             if m := RAW_TEX.search(dom.prose):
                 errors.append(f"raw TeX in the text: ...{dom.prose[max(0, m.start() - 40):m.end() + 40]!r}...")
             if m := WARNING_TEXT.search(dom.text):
