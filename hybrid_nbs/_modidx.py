@@ -270,6 +270,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                    'hybrid_nbs.dryrun._states_bytes': ('dryrun.html#_states_bytes', 'hybrid_nbs/dryrun.py'),
                                    'hybrid_nbs.dryrun._stored_as': ('dryrun.html#_stored_as', 'hybrid_nbs/dryrun.py'),
                                    'hybrid_nbs.dryrun.commands': ('dryrun.html#commands', 'hybrid_nbs/dryrun.py'),
+                                   'hybrid_nbs.dryrun.dask_wall_hours': ('dryrun.html#dask_wall_hours', 'hybrid_nbs/dryrun.py'),
                                    'hybrid_nbs.dryrun.dry_run': ('dryrun.html#dry_run', 'hybrid_nbs/dryrun.py'),
                                    'hybrid_nbs.dryrun.float16_probe': ('dryrun.html#float16_probe', 'hybrid_nbs/dryrun.py'),
                                    'hybrid_nbs.dryrun.measure_data': ('dryrun.html#measure_data', 'hybrid_nbs/dryrun.py'),

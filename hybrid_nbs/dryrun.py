@@ -36,10 +36,12 @@ from .store import CODECS, half_error, open_store, read_trajectory, stored_param
 from .train_config import TrainConfig
 
 # %% auto #0
-__all__ = ['GPU', 'float16_probe', 'measure_data', 'measure_model', 'DrySample', 'commands', 'dry_run', 'projection_markdown']
+__all__ = ['GPU', 'EVAL_WORKERS', 'float16_probe', 'measure_data', 'dask_wall_hours', 'measure_model', 'DrySample', 'commands',
+           'dry_run', 'projection_markdown']
 
 # %% ../nbs/10f_dryrun.ipynb #4e7c1d94
 GPU = dict(name="NVIDIA H100 / H200 SXM, bf16 dense tensor cores", tflops=989.0, utilisation=0.3)  # the accelerator the projection's GPU-hours assume
+EVAL_WORKERS = 16  # one-thread Dask workers the evaluation's projection assumes: the 16 cores of one GPU host
 
 # %% ../nbs/10f_dryrun.ipynb #c37d55d6
 def _states_bytes(path: Path) -> int:
@@ -102,6 +104,17 @@ def measure_data(env: Env,  # at the profile's size
                 train_subset_float16=min(n_train, int(max(0.0, DISK_GB - others16) // per_traj16)),
                 solver_s_per_frame=per_frame, cpu_hours=sum(v["cpu_hours"] for v in splits.values()))
 
+# %% ../nbs/10f_dryrun.ipynb #aa776675
+def dask_wall_hours(task_hours,  # hours of each task, in the order they are submitted
+                    workers: int,  # one-thread workers taking them
+                    ) -> float:
+    "Hours until `workers` workers, each taking the next task in submission order as soon as it is free, finish them all."
+    check_positive(workers, "workers", integer=True)
+    free = np.zeros(workers)
+    for t in task_hours:
+        free[np.argmin(free)] += t
+    return float(free.max())
+
 # %% ../nbs/10f_dryrun.ipynb #383429e5
 def _flops_per_row(fwd: float, cfg: TrainConfig) -> float:
     "Training FLOPs per pair: forward + backward (3 forwards), and on the chained share a no-grad half-step plus a differentiated one (4)."
@@ -147,6 +160,8 @@ def measure_model(env: Env,  # at the profile's size
     m2_s = time.perf_counter() - t0
     assert np.isfinite(res.prediction).all() and np.isfinite(sd.error_map).all()
     eval_rows = sum(profile.split_sizes[s] for s in ("calib", *LONG_SPLITS)) * 4 * n_rungs  # 4 starts (hnwm evaluate)
+    # `hnwm evaluate --scheduler` submits one task per split and horizon, in this order (`evaluate_env`)
+    task_hours = [profile.split_sizes[s] * 4 * sd_s / len(states) / 3600 for s in ("calib", *LONG_SPLITS) for _ in range(n_rungs)]
     return dict(
         arch=model.config.arch.name, params=n_params(model), fwd_gflop=fwd / 1e9,
         train=dict(epochs=cfg.epochs, steps=total_steps, batch=cfg.batch_size, lr=cfg.lr, pairs_per_epoch=cfg.pairs_per_epoch,
@@ -160,7 +175,8 @@ def measure_model(env: Env,  # at the profile's size
                                      / (max(1, cfg.workers) * read_mb_s * 1e6)) / 3600,
                    mem_estimate_gb=mem_need / GB, gpu_mem_estimate_gb=activation_bytes(model, cfg.batch_size, cfg.chain_frac) / GB),
         evaluate=dict(horizon=h, batch=len(states), map_s=sd_s, map_s_per_state=sd_s / len(states), rows=eval_rows,
-                      cpu_hours=eval_rows * sd_s / len(states) / 3600,
+                      cpu_hours=eval_rows * sd_s / len(states) / 3600, task_hours=task_hours,
+                      dask_hours=dask_wall_hours(task_hours, EVAL_WORKERS), dask_workers=EVAL_WORKERS,
                       gpu_hours=eval_rows * 3 * fwd / (gpu["tflops"] * 1e12 * gpu["utilisation"]) / 3600),
         mode2=dict(horizon=h, batch=len(states), deferred=int(res.deferred.sum()), seconds=m2_s,
                    solver_s=res.seconds["solver"], surrogate_s=res.seconds["surrogate"]))
@@ -193,7 +209,7 @@ def commands(env: str,  # a registered name or `module:Class`
         data=f"hnwm data --env {env} --profile {profile} --root /scratch/data --scheduler tcp://SCHEDULER:8786{sub}",
         train=(f"torchrun --nnodes NODES --nproc-per-node GPUS --rdzv-backend c10d --rdzv-endpoint HOST:29500 "
                f"-m hybrid_nbs.cli train --env {env} --profile {profile} --root /scratch/data"),
-        evaluate=f"hnwm evaluate --env {env} --profile {profile} --root /scratch/data --threads 16")
+        evaluate=f"hnwm evaluate --env {env} --profile {profile} --root /scratch/data --scheduler tcp://SCHEDULER:8786")
 
 
 def _blank_model(env: Env, profile: Profile):
@@ -277,7 +293,10 @@ def projection_markdown(proj: dict,  # what `dry_run` returns
                 f"reader here: {t['workers']} loader workers make it {t['gpu_hours_fed']:.3g} GPU-hours |"
                 if t["streamed"] else ", the split in memory |"),
             f"| {name} | evaluate | map of {ev['batch']} states at h={ev['horizon']}: {ev['map_s']:.2f} s | {ev['rows']} rows: "
-            f"{ev['cpu_hours']:.3g} CPU-hours, {60 * ev['gpu_hours']:.3g} GPU-minutes |",
+            f"{ev['cpu_hours']:.3g} CPU-hours, {60 * ev['gpu_hours']:.3g} GPU-minutes" + (
+                f"; on Dask {len(ev['task_hours'])} tasks (a split at one horizon), the largest {max(ev['task_hours']):.3g} "
+                f"CPU-hours: {ev['dask_hours']:.3g} hours on {ev['dask_workers']} one-thread workers |"
+                if "task_hours" in ev else " |"),  # projections saved before the evaluation ran on Dask lack it
             f"| {name} | Mode 2 | {m2['batch']} states, {m2['deferred']} deferred: {m2['seconds']:.2f} s | |"]
     head = (f"Dry run of the `{proj['profile']}` profile: {proj['wall_seconds']} s wall on {proj['threads']} CPU thread(s), "
             f"load average {proj['load_1min']:.1f} at the end, peak memory {proj['peak_rss_gb']:.1f} GB. GPU: {g['name']}, {g['tflops']:g} TFLOP/s peak at "
