@@ -25,6 +25,7 @@ from .dataset import horizon_ladder
 from .env import Env
 from .envs import expand_envs, make_env
 from .errormap import step_doubling
+from .held_out import eval_design
 from .hybrid import HybridSimulator
 from .loader_bench import profile_model, time_train_steps
 from .model import build_model, model_config_for, n_params
@@ -159,9 +160,13 @@ def measure_model(env: Env,  # at the profile's size
     res = sim.mode2(states, params, h, threshold=float(np.median(sd.score_mean)))
     m2_s = time.perf_counter() - t0
     assert np.isfinite(res.prediction).all() and np.isfinite(sd.error_map).all()
-    eval_rows = sum(profile.split_sizes[s] for s in ("calib", *LONG_SPLITS)) * 4 * n_rungs  # 4 starts (hnwm evaluate)
-    # `hnwm evaluate --scheduler` submits one task per split and horizon, in this order (`evaluate_env`)
-    task_hours = [profile.split_sizes[s] * 4 * sd_s / len(states) / 3600 for s in ("calib", *LONG_SPLITS) for _ in range(n_rungs)]
+    # the pairs `hnwm evaluate` scores (`eval_design`: 4 starts per rung, frame 0 beyond the ladder), one Dask task per
+    # split and horizon in the order `evaluate_env` submits them; a split shorter than a pair holds none of it
+    frames = {s: env.data_spec.split_frames(profile, s) for s in ("calib", *LONG_SPLITS)}
+    design = eval_design(int(cfg.max_horizon), frames["calib"], frames["test"])
+    task_rows = [profile.split_sizes[s] * sum(t0 + hh <= frames[s] - 1 for t0 in design["starts"][hh])
+                 for s in frames for hh in design["horizons"] + design["beyond"]]
+    eval_rows, task_hours = sum(task_rows), [r * sd_s / len(states) / 3600 for r in task_rows]
     return dict(
         arch=model.config.arch.name, params=n_params(model), fwd_gflop=fwd / 1e9,
         train=dict(epochs=cfg.epochs, steps=total_steps, batch=cfg.batch_size, lr=cfg.lr, pairs_per_epoch=cfg.pairs_per_epoch,
