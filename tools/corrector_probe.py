@@ -5,7 +5,7 @@ environment and touches test once for its pick. This probe trains seed 0 of the 
 (one thread, checkpoints `ckpt/probe-k<k>-seed0`), then places them and the environment's default surrogate (seed 0,
 trained first if missing) on the **val** accuracy-cost plane at the longest trained horizon beside every solver
 setting: error, CPU time per trajectory at batch 1 and 32 on one thread, the equal-cost error ratio against the
-solver front, and the equal-accuracy speedup over the cheapest setting at least as accurate. No interval: one seed.
+solver front, and the equal-accuracy speedup (`speed.equal_accuracy_speedup`: the front's cost at the same error). No interval: one seed.
 
     python tools/corrector_probe.py train euler 2,4,8 --root data      # one process per factor list (a lane)
     python tools/corrector_probe.py plane euler 2,4,8 --root data      # on a quiet machine: it times
@@ -44,7 +44,7 @@ def plane(env_name: str, profile, root: Path | None, factors: list[int], repeats
     from hybrid_nbs.evaluate import design_for, load_split
     from hybrid_nbs.paths import ckpt_dir
     from hybrid_nbs.pipeline import train_main
-    from hybrid_nbs.speed import accuracy_cost_plane, equal_cost_error_ratio, pareto_front
+    from hybrid_nbs.speed import accuracy_cost_plane, equal_accuracy_speedup, equal_cost_error_ratio, pareto_front
     env = make_env(env_name, profile)
     train_main(env_name, profile.name, seed=0, root=root, threads=1, progress=False)  # resumes: nothing once trained
     models = {f"k{k}": [load_model(ckpt_dir(env, profile.name, root=root, run=f"probe-k{k}-seed0") / "best")[0]]
@@ -64,11 +64,11 @@ def plane(env_name: str, profile, root: Path | None, factors: list[int], repeats
             continue
         e, c = float(np.nanmean(r["error"])), float(np.mean(r["cpu"]))
         ratio, kind = equal_cost_error_ratio(cost[front], err[front], e, c)
-        ok = err <= e
-        speedup = float(cost[ok].min() / c) if ok.any() else float("nan")
-        out["models"].append(dict(method=r["method"], error=e, cpu=c, ratio=ratio, ratio_kind=kind, speedup=speedup))
+        speedup, s_kind = equal_accuracy_speedup(cost, err, e, c)  # the front's cost at this error, as the ledger's
+        out["models"].append(dict(method=r["method"], error=e, cpu=c, ratio=ratio, ratio_kind=kind, speedup=speedup,
+                                  speedup_kind=s_kind))
         print(f"{env_name} {r['method']}: val error {e:.3g}, {1e3 * c:.2f} ms per trajectory, equal-cost error ratio "
-              f"{ratio:.3g} ({kind}), equal-accuracy speedup {speedup:.3g}x", flush=True)
+              f"{ratio:.3g} ({kind}), equal-accuracy speedup {speedup:.3g}x ({s_kind})", flush=True)
     return out
 
 
