@@ -14,7 +14,7 @@ import torch
 
 from .capabilities import ParticleSensing, require, symmetries_of, TimeRefinement
 from .core import check_positive, make_rng, real_array
-from .env import Env
+from .env import Env, channel_axis, layout_of, params_from_vector
 from .envs import check_same_env
 from .errormap import step_doubling, Uncertainty, uncertainty
 from .paths import store_path
@@ -221,11 +221,11 @@ def richardson_map(env: Env, states: np.ndarray,
     if not (isinstance(params, (list, tuple)) and all(isinstance(q, env.Params) for q in params)):
         vec = np.asarray(params, np.float64)
         vec = np.broadcast_to(vec, (len(x), vec.shape[-1])) if vec.ndim == 1 else vec
-        params = [env.params_from_vector(q) for q in vec]
+        params = [params_from_vector(env, q) for q in vec]
     if len(params) != len(x):
         raise ValueError(f"got {len(params)} parameter sets for {len(x)} states")
-    grid = env.layout == "grid"
-    scale = np.ones(env.state_shape[env.channel_axis]) if std is None else np.asarray(std, np.float64)
+    grid = layout_of(env) == "grid"
+    scale = np.ones(env.state_shape[channel_axis(env.state_shape)]) if std is None else np.asarray(std, np.float64)
     if scale.shape != (env.state_shape[0 if grid else -1],) or (scale <= 0).any():
         raise ValueError(f"std must hold one positive value per channel, got {std!r}")
     shape = (-1, 1, 1) if grid else (1, -1)

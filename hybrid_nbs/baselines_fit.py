@@ -15,7 +15,7 @@ from .capabilities import symmetries_of, TimeRefinement
 from .conformal import CalibRows, calibrate_conformal, calibrate_knn_conformal, conformal_map, knn_conformal_map
 from .weighted_conformal import calibrate_weighted_conformal, weighted_conformal_map
 from .core import make_rng
-from .env import Env
+from .env import Env, params_from_vector
 from .envs import make_env
 from .error_head import error_head_for, error_head_map
 from .errormap import Uncertainty
@@ -105,7 +105,7 @@ def baseline_applies(name: str, env: str | Env,
     if params is None:
         params = env.Params()
     elif not isinstance(params, env.Params):
-        params = env.params_from_vector(np.asarray(params, np.float64))
+        params = params_from_vector(env, np.asarray(params, np.float64))
     return BASELINES[name].applies(env, params)
 
 

@@ -14,22 +14,17 @@ from pathlib import Path
 import numpy as np
 
 from .core import IN_DISTRIBUTION, SPLITS, Profile, get_profile
-from .env import Env
+from .env import Env, channel_axis
 from .data import store_bytes
 from .store import open_store, read_trajectory
 from .envs import REGISTRY, env_class, env_path
 from .paths import card_path, data_root, env_name, norm_path, store_path, write_atomic
 
 # %% auto #0
-__all__ = ['channel_axis', 'field_stats', 'norm_stats', 'load_norm', 'param_values', 'param_ranges', 'ood_shifts',
-           'plot_trajectories', 'write_card']
+__all__ = ['field_stats', 'norm_stats', 'load_norm', 'param_values', 'param_ranges', 'ood_shifts', 'plot_trajectories',
+           'write_card']
 
 # %% ../nbs/04a_card.ipynb #c005
-def channel_axis(state_shape) -> int:
-    "The channel axis of one state: 0 for grids `(C, ny, nx)`, -1 for particles `(n, C)`."
-    return 0 if len(state_shape) == 3 else len(state_shape) - 1
-
-
 class _Moments:
     "Per-channel count, mean, M2, min and max, merged batch by batch."
 

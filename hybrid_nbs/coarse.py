@@ -17,7 +17,7 @@ import zarr
 from .capabilities import admissible_of, Coarsening, require
 from .core import check_positive, get_profile, threads
 from .data import BuildOptions, dask_client, frame_sha, run_tasks
-from .env import Env, STORE_DTYPE
+from .env import STORE_DTYPE, Env, advance_many, layout_of, periodic_of
 from .envs import env_identity, make_env
 from .paths import env_dir, exclusive, store_path
 from .store import (CODECS, content_digest, META_CODECS, open_store, read_trajectory, solver_hash,
@@ -33,7 +33,7 @@ PROLONGS = ("constant", "bilinear", "bicubic")  # constant: `Env.prolong` (cell 
 
 def check_coarsenable(env: Env) -> Env:
     "`env`, or a `ValueError` naming the capability a corrected coarse solve needs: a grid that offers `Coarsening`."
-    if env.layout != "grid":
+    if layout_of(env) != "grid":
         raise ValueError(f"{type(env).__name__} has no grid to coarsen: a corrected coarse solve needs one; use the "
                          "paper's surrogate for it")
     return require(env, Coarsening, "a corrected coarse solve (derive the Env from GridEnv)")
@@ -64,7 +64,7 @@ def prolong(env: Env,  # the fine grid's environment (its `prolong` and its boun
         # two ghost cells (the cubic stencil's reach) that wrap around on a periodic domain, else copy the edge
         widths = [(0, 0)] * x.ndim
         widths[axis] = (2, 2)
-        xp = np.pad(x, widths, mode="wrap" if env.periodic else "edge")
+        xp = np.pad(x, widths, mode="wrap" if periodic_of(env) else "edge")
         pos = (np.arange(n * factor) + 0.5) / factor - 0.5  # fine cell centres in units of coarse centres
         left = np.floor(pos).astype(np.int64)
         shape = [1] * x.ndim
@@ -134,7 +134,7 @@ class CoarseSolve:
         coarse, out, failed = self.env.restrict(states, self.factor), np.full(states.shape, np.nan), {}
         for hh in np.unique(h).astype(np.int64):  # rows of one horizon advance side by side (`advance_many`)
             rows = np.flatnonzero(h == hh)
-            x, why = self.coarse.advance_many(coarse[rows], [params[i] for i in rows], int(hh))
+            x, why = advance_many(self.coarse, coarse[rows], [params[i] for i in rows], int(hh))
             failed.update({int(rows[k]): v for k, v in why.items()})
             out[rows] = prolong(self.env, x, self.factor, self.mode)
         return out, dict(sorted(failed.items()))

@@ -11,7 +11,7 @@ import numpy as np
 
 from .capabilities import family_of, symmetries_of
 from .core import check_positive, make_rng, SPLITS
-from .env import Env, LAYOUTS, rollout
+from .env import LAYOUTS, Env, advance_many, channel_axis, layout_of, rollout
 
 # %% auto #0
 __all__ = ['symmetry_errors', 'check_env']
@@ -45,8 +45,8 @@ def check_env(env: Env, seed: int = 0, n_frames: int = 3, rtol: float = 1e-12,
               symmetry_rtol: float = 1e-10) -> dict:  # tolerance of advance(g s) == g advance(s)
     "Assert the `Env` contract (and every optional capability it offers) on `env`; return what was measured."
     shape = tuple(env.state_shape)
-    assert env.layout in LAYOUTS, f"layout must be one of {LAYOUTS}"
-    assert len(env.channel_names) == shape[env.channel_axis], "channel_names must match the channel axis"
+    assert layout_of(env) in LAYOUTS, f"layout must be one of {LAYOUTS}"
+    assert len(env.channel_names) == shape[channel_axis(env.state_shape)], "channel_names must match the channel axis"
     check_positive(env.frame_dt, "frame_dt")
     p0 = env.Params()  # every field has a default
     assert dataclasses.is_dataclass(p0) and env.Params.__dataclass_params__.frozen, "Params must be a frozen dataclass"
@@ -73,7 +73,7 @@ def check_env(env: Env, seed: int = 0, n_frames: int = 3, rtol: float = 1e-12,
         "rollout is not the reference solution (advance one frame, round it to STORE_DTYPE, repeat: env.rollout)"
     rounding_err = float(np.abs(traj[-1] - whole).max() / scale)  # float32 rounding, grown over a + b frames
     assert rounding_err <= 1e-4, f"rollout is {rounding_err:.2e} (relative) from advance: more than float32 rounding"
-    again, why = env.advance_many(traj[a][None], [p], b)  # Mode 2's path from a stored frame
+    again, why = advance_many(env, traj[a][None], [p], b)  # Mode 2's path from a stored frame
     assert not why and np.array_equal(again[0], traj[-1]), "advance_many from a stored frame misses the stored frame"
     inv0, inv1 = env.invariants(s0, p), env.invariants(whole, p)
     assert all(np.isfinite(v) for v in (*inv0.values(), *inv1.values())), "invariants must be finite"
@@ -88,6 +88,6 @@ def check_env(env: Env, seed: int = 0, n_frames: int = 3, rtol: float = 1e-12,
     sym_err = symmetry_errors(env, p, s0, a + b)
     broken = {k: v for k, v in sym_err.items() if v > symmetry_rtol}
     assert not broken, f"these symmetries do not commute with advance (rel. error): {broken}"
-    return dict(env=repr(env), layout=env.layout, state_shape=shape, param_vector=pv.round(4).tolist(),
+    return dict(env=repr(env), layout=layout_of(env), state_shape=shape, param_vector=pv.round(4).tolist(),
                 semigroup_rel_err=semigroup_err, rounding_rel_err=rounding_err, family=family, symmetry_rel_err=sym_err,
                 invariants_t0=inv0, invariants_t=inv1)

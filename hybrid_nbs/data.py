@@ -21,7 +21,7 @@ import zarr
 
 from .capabilities import family_of
 from .core import check_split, get_profile, make_rng, Profile, set_threads, SPLITS, threads
-from .env import Env, STORE_DTYPE
+from .env import STORE_DTYPE, Env, channel_axis
 from .envs import env_path, validate_env
 from .paths import exclusive, store_path
 from .store import (HALF_BOUND, check_frames_dtype, check_identity, check_same_class, create_store, half_error,
@@ -95,7 +95,7 @@ class HalfPrecisionError(ValueError):
 
 def _stored(env: Env, x: np.ndarray, dtype, what: str) -> np.ndarray:
     "The frames `x` as stored in `dtype`; float16 only within `HALF_BOUND` of every channel's spread, else a `HalfPrecisionError`."
-    if np.dtype(dtype) == np.float16 and (err := half_error(x, env.channel_axis)) > HALF_BOUND:
+    if np.dtype(dtype) == np.float16 and (err := half_error(x, channel_axis(env.state_shape))) > HALF_BOUND:
         raise HalfPrecisionError(f"{what}: float16 would round its frames by {err:.3g} of a channel's spread (bound "
                                  f"{HALF_BOUND}, `store.half_error`)")
     return np.asarray(x, dtype=dtype)

@@ -22,7 +22,7 @@ import zarr
 from .core import check_positive, get_profile, LONG_SPLITS, make_rng, Profile, SPLITS, threads
 from .data import BuildOptions, build_dataset, store_bytes
 from .dataset import horizon_ladder
-from .env import Env
+from .env import Env, channel_axis
 from .envs import expand_envs, make_env
 from .errormap import step_doubling
 from .held_out import eval_design
@@ -219,7 +219,7 @@ def commands(env: str,  # a registered name or `module:Class`
 
 def _blank_model(env: Env, profile: Profile):
     "The profile's model for `env` with unit statistics: what a step costs in memory before any data exists."
-    c, p = env.state_shape[env.channel_axis], len(env.param_vector(env.Params()))
+    c, p = env.state_shape[channel_axis(env.state_shape)], len(env.param_vector(env.Params()))
     return build_model(model_config_for(env, profile.name), env=env, seed=0,
                        norm=dict(state_mean=[0.0] * c, state_std=[1.0] * c, param_mean=[0.0] * p, param_std=[1.0] * p))
 

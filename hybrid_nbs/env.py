@@ -18,7 +18,8 @@ from .symmetry import IDENTITY, Symmetry, dihedral_symmetries, translation_symme
 
 # %% auto #0
 __all__ = ['STORE_DTYPE', 'TRAJECTORY_ERRORS', 'LAYOUTS', 'DataSpec', 'Env', 'rollout', 'reference_advance', 'advance_many',
-           'restrict_grid', 'prolong_grid', 'coarser_grid', 'GridEnv']
+           'restrict_grid', 'prolong_grid', 'coarser_grid', 'GridEnv', 'layout_of', 'channel_axis', 'periodic_of',
+           'params_from_vector']
 
 # %% ../nbs/00_env.ipynb #b0cd6ee4
 @dataclasses.dataclass(frozen=True)
@@ -107,45 +108,7 @@ class Env(abc.ABC):
         "The reference solution `(n_frames + 1, *state_shape)` from `state`, every frame rounded to `STORE_DTYPE` as stored."
         return rollout(self, state, params, n_frames)
 
-    # -- derived from the members above ---------------------------------------------------------------------------------
-    def advance_many(self, states: np.ndarray,  # (B, *state_shape) raw states
-                     params: Sequence,  # B `Params`, one per state
-                     n_frames: int,  # frames to advance each
-                     workers: int | None = None,  # trajectories side by side; None: numba's thread count where `nogil`
-                     ) -> tuple[np.ndarray, dict[int, str]]:
-        "`(B, *state_shape)` reference solutions `n_frames` frames on (`reference_advance`; NaN rows where the solver refused) and `{row: why}`."
-        return advance_many(self, states, params, n_frames, workers)
-
-    @property
-    def layout(self) -> str:
-        "'grid' for channel-first `(C, ny, nx)` states, 'set' for particles `(n, C)`."
-        ndim = len(self.state_shape)
-        if ndim not in (2, 3):
-            raise ValueError(f"{type(self).__name__}: state_shape {self.state_shape} is neither (C, ny, nx) nor (n, C)")
-        return "grid" if ndim == 3 else "set"
-
-    @property
-    def channel_axis(self) -> int:
-        "The channel axis of one state: 0 for grids, -1 for sets."
-        return 0 if self.layout == "grid" else -1
-
-    @property
-    def periodic(self) -> bool:
-        "Whether the domain wraps around (the network pads circularly); default from a `bc` attribute."
-        return getattr(self, "bc", None) == "periodic"
-
-    def params_from_vector(self, vector,  # a parameter vector in `param_vector`'s layout (a stored row)
-                           ) -> Any:
-        "The `Params` whose first fields are the entries of `vector` (the layout `param_vector` uses), checked by round trip."
-        v = np.asarray(vector, dtype=np.float64).ravel()
-        fields = [f.name for f in dataclasses.fields(self.Params)]
-        if len(v) > len(fields):
-            raise ValueError(f"a {self.name} parameter vector has at most {len(fields)} entries, got {len(v)}")
-        params = self.Params(**{k: float(a) for k, a in zip(fields, v)})
-        if not np.allclose(self.param_vector(params), v, rtol=1e-6, atol=0):
-            raise ValueError(f"{self.name}: cannot rebuild Params from a parameter vector; pass Params objects instead")
-        return params
-
+    # -- a helper every environment inherits ----------------------------------------------------------------------
     def with_settings(self, **settings) -> Env:
         "The same solver with constructor `settings` changed (e.g. a larger CFL or fewer substeps)."
         cfg = self.config()
@@ -260,6 +223,8 @@ def _adopt_old_contract(cls: type) -> None:
     old = {new: cls.__dict__[k] for k, new in _OLD_DATA.items() if k in cls.__dict__}
     if old and "data_spec" not in cls.__dict__:
         cls.data_spec = dataclasses.replace(cls.data_spec, **old)
+    if cls.__dict__.get("periodic") is True and "bc" not in cls.__dict__:  # the base's property, once overridden
+        cls.bc = "periodic"
     if callable(getattr(cls, "coarsened", None)):  # the base class once gave every grid these two
         for k in ("restrict", "prolong"):
             if not hasattr(cls, k):
@@ -284,3 +249,36 @@ class GridEnv(Env):
                 ) -> np.ndarray:
         "A state of the grid `coarsened(factor)` back on this grid (piecewise constant)."
         return prolong_grid(state, factor)
+
+# %% ../nbs/00_env.ipynb #d3r1v3d
+def layout_of(env: Env) -> str:
+    "'grid' for channel-first `(C, ny, nx)` states, 'set' for particles `(n, C)`."
+    ndim = len(env.state_shape)
+    if ndim not in (2, 3):
+        raise ValueError(f"{type(env).__name__}: state_shape {env.state_shape} is neither (C, ny, nx) nor (n, C)")
+    return LAYOUTS[0] if ndim == 3 else LAYOUTS[1]
+
+
+def channel_axis(state_shape: Sequence[int],  # one state's shape, e.g. `env.state_shape` or a store's attribute
+                 ) -> int:
+    "The channel axis of one state: 0 for grids `(C, ny, nx)`, the last (1) for particles `(n, C)`."
+    return 0 if len(state_shape) == 3 else len(state_shape) - 1
+
+
+def periodic_of(env: Env) -> bool:
+    "Whether the domain wraps around (the network pads circularly): an environment's `bc` attribute says 'periodic'."
+    return getattr(env, "bc", None) == "periodic"
+
+
+def params_from_vector(env: Env,
+                       vector,  # a parameter vector in `param_vector`'s layout (a stored row)
+                       ) -> Any:
+    "The `Params` whose first fields are the entries of `vector` (the layout `param_vector` uses), checked by round trip."
+    v = np.asarray(vector, dtype=np.float64).ravel()
+    fields = [f.name for f in dataclasses.fields(env.Params)]
+    if len(v) > len(fields):
+        raise ValueError(f"a {env.name} parameter vector has at most {len(fields)} entries, got {len(v)}")
+    params = env.Params(**{k: float(a) for k, a in zip(fields, v)})
+    if not np.allclose(env.param_vector(params), v, rtol=1e-6, atol=0):
+        raise ValueError(f"{env.name}: cannot rebuild Params from a parameter vector; pass Params objects instead")
+    return params

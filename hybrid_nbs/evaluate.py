@@ -19,7 +19,7 @@ from .capabilities import trivial_scores_of
 from .conformal import CalibRows, calibrate_conformal, calibrate_knn_conformal
 from .weighted_conformal import calib_folds, calibrate_weighted_conformal
 from .core import check_positive, get_profile, threads
-from .env import Env
+from .env import Env, advance_many
 from .envs import make_env
 from .error_head import HeadFit, fit_error_head
 from .errormap import step_doubling
@@ -142,7 +142,7 @@ def score_split(env: Env, model, data: dict,  # t0 -> SplitData holding the targ
             if solve_at == h:  # Mode 2 defers through `advance_many`: score exactly that path
                 # the solver's output is the same for every seed: solved once
                 solved = _once(shared, lambda: _shared_key("solver", None, d, h),
-                               lambda: env.advance_many(d.states, d.params, int(h))[0])
+                               lambda: advance_many(env, d.states, d.params, int(h))[0])
                 b["solver_error"] = trajectory_error(model, solved, target)  # NaN where the solver refused
             for name, u in runs.items():
                 b.update({f"{k}:{name}": v for k, v in _per_pair(model, u, pred, target).items()})

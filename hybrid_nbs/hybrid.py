@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from .core import check_positive, real_array
-from .env import TRAJECTORY_ERRORS, Env, reference_advance
+from .env import TRAJECTORY_ERRORS, Env, advance_many, reference_advance
 from .envs import check_same_env
 from .errormap import step_doubling
 from .model import extrapolating
@@ -208,7 +208,7 @@ class HybridSimulator:
             args = [(self.env, states[i], params[i], h) for i in idx]
             solved = self.client.gather([self.client.submit(_solve, *a, pure=False) for a in args])
         elif len(idx):  # side by side on the current threads where the solver allows it (`DataSpec.nogil`)
-            out, why = self.env.advance_many(states[idx], [params[i] for i in idx], h)
+            out, why = advance_many(self.env, states[idx], [params[i] for i in idx], h)
             solved = [(out[j], None) if j not in why else (None, why[j]) for j in range(len(idx))]
         else:
             solved = []

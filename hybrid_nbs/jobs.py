@@ -15,7 +15,7 @@ from types import MappingProxyType
 from typing import Sequence
 
 from .core import get_profile
-from .env import LAYOUTS
+from .env import LAYOUTS, layout_of
 from .envs import ENV_NAMES, make_env
 from .paths import card_path, checkout_root, ckpt_dir, env_name
 
@@ -71,7 +71,7 @@ def notebook_copies(pm,  # the papermill module
         layouts = ast.literal_eval(declared["layouts"]["default"])
         if not isinstance(layouts, str) or not set(layouts.split(",")) <= set(LAYOUTS):
             raise ValueError(f"{rel}: layouts must be a comma-separated string of {LAYOUTS}, got {layouts!r}")
-        names = [n for n in names if make_env(n, profile).layout in layouts.split(",")]
+        names = [n for n in names if layout_of(make_env(n, profile)) in layouts.split(",")]
     # the copy carries the Env's name (a folder-safe word), never its import path
     return [(nb, rel.with_name(f"{rel.stem}_{env_name(name)}{rel.suffix}").as_posix(), dict(env_name=name)) for name in names]
 

@@ -17,7 +17,7 @@ from torch import nn
 from .coarse import CoarseSolve
 from .core import get_profile, real_array
 from .defaults import surrogate_defaults
-from .env import Env
+from .env import Env, layout_of, params_from_vector, periodic_of
 from .envs import env_identity, make_env
 from .nets import FiLMMLP, float_vector, HorizonEmbedding, Normalizer, PADDINGS, UNet
 
@@ -82,7 +82,7 @@ def model_config_for(env: Env | str,  # an environment, or its registered name /
     "The default size for `env` at `profile`: the one its `surrogate_defaults` name, else a U-Net for grids, a FiLM-MLP for sets."
     prof = get_profile(profile)
     env = env if isinstance(env, Env) else make_env(env, prof)
-    layout = MODELS[f"{'unet' if env.layout == 'grid' else 'mlp'}-{prof.name}"]
+    layout = MODELS[f"{'unet' if layout_of(env) == 'grid' else 'mlp'}-{prof.name}"]
     name = surrogate_defaults(env, prof).arch if env_defaults else None
     if name is None:
         return layout
@@ -164,8 +164,8 @@ class SurrogateConfig:
 
 
 def padding_for(env: Env) -> str:
-    "Circular padding for periodic domains (`env.periodic`), replicate (zero-gradient) otherwise."
-    return "circular" if env.periodic else "replicate"
+    "Circular padding for periodic domains (`periodic_of(env)`), replicate (zero-gradient) otherwise."
+    return "circular" if periodic_of(env) else "replicate"
 
 # %% ../nbs/05_model.ipynb #c023
 def _real_tensor(v, name: str, device=None) -> torch.Tensor:
@@ -256,7 +256,7 @@ class Surrogate(nn.Module):
         h = _real_tensor(horizon, "horizon").reshape(-1).expand(b).numpy()
         p = _real_tensor(params, "params").reshape(-1, len(self.config.param_mean)).expand(b, -1).numpy()
         raw = self.state_norm.inverse(x).detach().cpu().double().numpy()
-        out, _ = solve(raw, [solve.env.params_from_vector(v) for v in p], h)
+        out, _ = solve(raw, [params_from_vector(solve.env, v) for v in p], h)
         c = self.state_norm(torch.from_numpy(out).to(x.device, torch.float32))
         return c.contiguous(memory_format=torch.channels_last) if x.is_contiguous(memory_format=torch.channels_last) else c
 

@@ -13,7 +13,7 @@ import numpy as np
 from .capabilities import SolverSetting
 from .coarse import prolong
 from .core import check_positive
-from .env import Env, reference_advance
+from .env import Env, advance_many, reference_advance
 from .units import relative_l2, trajectory_error
 
 # %% auto #0
@@ -53,7 +53,7 @@ class SolverRun:
         w0, c0 = time.perf_counter(), time.process_time()
         x, done = (np.stack([self.env.restrict(s, k) for s in states]) if k != 1 else states), 0
         for j, h in enumerate(horizons):
-            x, why = self.solver.advance_many(x, params, h - done, workers=self.workers)  # as the stored frames were made
+            x, why = advance_many(self.solver, x, params, h - done, workers=self.workers)  # as the stored frames were made
             out[h] = np.stack([self.env.prolong(s, k) for s in x]) if k != 1 else x
             wall[:, j], cpu[:, j] = (time.perf_counter() - w0) / n, (time.process_time() - c0) / n
             coarse[h], done = x, h

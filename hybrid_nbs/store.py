@@ -225,7 +225,7 @@ HALF_BOUND = 0.05
 
 
 def half_error(x: np.ndarray,  # (T, *state_shape) frames of one trajectory
-               channel_axis: int,  # the channel axis of one state (`Env.channel_axis`: 0 for grids, -1 for sets)
+               channel_axis: int,  # the channel axis of one state (`channel_axis`: 0 for grids, the last for sets)
                ) -> float:
     "Largest float16 rounding error of `x` per channel over that channel's standard deviation in `x`; inf if a value overflows float16."
     x = np.asarray(x, np.float64)

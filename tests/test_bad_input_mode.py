@@ -6,7 +6,7 @@ import torch
 
 from hybrid_nbs.baselines import check_batch, predict_raw, step_doubling_map
 from hybrid_nbs.core import make_rng
-from hybrid_nbs.env import reference_advance
+from hybrid_nbs.env import advance_many, layout_of, reference_advance
 from hybrid_nbs.envs import make_env
 from hybrid_nbs.errormap import step_doubling
 from hybrid_nbs.hybrid import HybridSimulator, _solve
@@ -18,7 +18,7 @@ TOP = 16  # the longest horizon the toy models claim to have been trained on
 
 def _toy(env, arch, states, vectors):
     "A surrogate with `states`' statistics and a recorded trained range of 1 to `TOP` frames, its zero layers perturbed."
-    axes = (0, 2, 3) if env.layout == "grid" else (0, 1)
+    axes = (0, 2, 3) if layout_of(env) == "grid" else (0, 1)
     m = build_model(arch, env,
                     norm=dict(state_mean=states.mean(axis=axes), state_std=states.std(axis=axes) + 1e-3, param_mean=vectors.mean(0), param_std=np.ones(vectors.shape[1])),
                     max_horizon=TOP)
@@ -70,7 +70,7 @@ def test_solver_runtime_error_fails_one_trajectory(balls):
     env, prm, S, _, model = balls
     fast = S.copy()
     fast[1, :, 3:6] *= 1e8  # elastic and very fast: too many wall impacts in one frame
-    out, why = env.advance_many(fast, prm, 2)
+    out, why = advance_many(env, fast, prm, 2)
     assert list(why) == [1] and "impacts in one frame" in why[1]
     assert "inelastic" not in why[1] and "too fast" in why[1]  # the balls are elastic: no collapse
     np.testing.assert_array_equal(out[0], reference_advance(env, S[0], prm[0], 2))

@@ -14,6 +14,7 @@ from hybrid_nbs.store import open_store, read_meta, read_trajectory, stored_para
 from hybrid_nbs.pipeline import data_main
 from hybrid_nbs.paths import store_path
 from hybrid_nbs.dataset import PairDataset
+from hybrid_nbs.env import layout_of
 from hybrid_nbs.envs import make_env
 from hybrid_nbs.envs.balls import Balls
 from toys import smoke_root
@@ -204,7 +205,7 @@ def test_resolving_a_stored_start_reproduces_its_target(name, tmp_path):
     build_dataset(env, "smoke", "test", tmp_path, **Q)
     g = open_store(store_path(env, "smoke", "test", tmp_path), complete=True)
     frames, params = g["states"][...], stored_params(env, g)
-    T, axes = frames.shape[1], (0, 1, 3, 4) if env.layout == "grid" else (0, 1, 2)
+    T, axes = frames.shape[1], (0, 1, 3, 4) if layout_of(env) == "grid" else (0, 1, 2)
     vectors = read_meta(g, "params")
     model = build_model(model_config_for(env, "smoke"), env,
                         norm=dict(state_mean=frames.mean(axis=axes), state_std=frames.std(axis=axes) + 1e-3, param_mean=vectors.mean(0), param_std=vectors.std(0) + 1.0), max_horizon=T - 1)

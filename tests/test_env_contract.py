@@ -89,6 +89,9 @@ def test_every_capability_is_a_runtime_protocol_and_the_core_is_small():
     declared = {*Env.__annotations__, *Env.__abstractmethods__}  # what a subclass says about itself
     assert declared == {"name", "channel_names", "Params", "frame_dt", "data_spec", "state_shape", "sample_params",
                         "initial_state", "advance", "invariants", "param_vector", "config"}, declared
+    public = {m for m in dir(Env) if not m.startswith("_")}
+    helpers = {"check_state", "rollout", "with_settings"}  # inherited: the first two refinable, the third a solver setting
+    assert public - declared == helpers, public - declared  # derived facts are functions (`layout_of`, ...)
     optional = {m for c in CAPABILITIES for m in vars(c) if not m.startswith("_")}
     assert not optional & set(vars(Env)), optional & set(vars(Env))  # "not offered" is absence, said one way
 

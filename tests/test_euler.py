@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from hybrid_nbs.core import SPLITS, make_rng
-from hybrid_nbs.env import reference_advance
+from hybrid_nbs.env import advance_many, reference_advance
 from hybrid_nbs.envs.euler import ENERGY, RHO, Euler, riemann_state, RIEMANN_CONFIGS, to_primitive
 from hybrid_nbs.envs.euler_exact import riemann_cell_averages, shock_tube
 
@@ -90,7 +90,7 @@ def test_advance_many_side_by_side_is_the_serial_answer():
     ps = [env.sample_params(make_rng(5, i), "test") for i in range(5)]
     states = np.stack([env.initial_state(p, make_rng(5, i)) for i, p in enumerate(ps)])
     states[1, RHO, 0, 0] = -1.0  # this row alone is refused
-    out, why = env.advance_many(states, ps, 3, workers=2)
+    out, why = advance_many(env, states, ps, 3, workers=2)
     assert list(why) == [1] and "non-positive density" in why[1] and np.isnan(out[1]).all()
     for i in (0, 2, 3, 4):
         np.testing.assert_array_equal(out[i], reference_advance(env, states[i], ps[i], 3))

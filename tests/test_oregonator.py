@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from hybrid_nbs.core import make_rng
-from hybrid_nbs.env import reference_advance
+from hybrid_nbs.env import advance_many, reference_advance
 from hybrid_nbs.envs.oregonator import Oregonator
 
 
@@ -113,7 +113,7 @@ def test_advance_many_side_by_side_is_the_serial_answer(scheme):
     ps = [env.sample_params(make_rng(6, i), "test") for i in range(5)]
     states = np.stack([env.initial_state(p, make_rng(6, i)) for i, p in enumerate(ps)])
     states[3, 1, 0, 0] = -0.5  # v below its bounds: this row alone is refused
-    out, why = env.advance_many(states, ps, 2, workers=2)
+    out, why = advance_many(env, states, ps, 2, workers=2)
     assert list(why) == [3] and "v must lie in" in why[3] and np.isnan(out[3]).all()
     for i in (0, 1, 2, 4):
         np.testing.assert_array_equal(out[i], reference_advance(env, states[i], ps[i], 2))

@@ -10,7 +10,7 @@ import dataclasses
 import numpy as np
 
 from ..core import check_array, check_positive, check_split
-from ..env import IDENTITY, STORE_DTYPE, DataSpec, Env, Symmetry
+from ..env import IDENTITY, STORE_DTYPE, DataSpec, Env, Symmetry, params_from_vector
 from .balls_events import HALF, INERTIA, LOG_COLS, MAX_EVENTS_PER_FRAME, VX, VY, VZ, WX, WY, WZ, X, Y, Z, integrate
 from .balls_events import CEILING, FLOOR, PAIR  # noqa: F401  the event kinds of `Balls.events`' log, named with it
 
@@ -286,7 +286,7 @@ class Balls(Env):
                         source):  # "input" (the states are inputs) or "output" (they are predictions)
         "`input`: the share of the horizon after each ball's first impact; `output`: proximity to a contact, r / (r + gap)."
         if source == "input":
-            gravity = np.array([self.params_from_vector(q).gravity for q in param_vectors])
+            gravity = np.array([params_from_vector(self, q).gravity for q in param_vectors])
             return np.clip(1 - contact_time(states, gravity, self.radius) / (horizon * self.frame_dt), 0, 1), "contact_share"
         with np.errstate(invalid="ignore"):
             return self.radius / (self.radius + contact_gap(states, self.radius)), "contact_proximity"

@@ -78,7 +78,7 @@ class Oregonator(GridEnv):
     ic_families: ClassVar[tuple[str, ...]] = _IC_FAMILIES
     burn_in: ClassVar[float] = 1.0  # time units of burn-in for the random family
     bounds: ClassVar[tuple[float, float]] = (-1e-3, 1.5)  # accepted range of u and v (physical: [0, 1])
-    periodic: ClassVar[bool] = True
+    bc: ClassVar[str] = "periodic"  # the square wraps around (`periodic_of`): its only boundary
     schemes: ClassVar[tuple[str, ...]] = ("strang", "imex")
     # sizes: the physics is kept resolved by shrinking the box, not the cell (0.39 units: the paper's 256 cells on 100);
     # added settings: what stores and checkpoints made before the IMEX step used; nogil: the kernels release the GIL and
