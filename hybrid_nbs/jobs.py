@@ -72,6 +72,11 @@ def notebook_copies(pm,  # the papermill module
         if not isinstance(layouts, str) or not set(layouts.split(",")) <= set(LAYOUTS):
             raise ValueError(f"{rel}: layouts must be a comma-separated string of {LAYOUTS}, got {layouts!r}")
         names = [n for n in names if layout_of(make_env(n, profile)) in layouts.split(",")]
+    if "env_names" in declared:  # a notebook may name the environments it runs for ("": every one of its layouts)
+        chosen = ast.literal_eval(declared["env_names"]["default"])
+        if not isinstance(chosen, str):
+            raise ValueError(f"{rel}: env_names must be a comma-separated string of environment names, got {chosen!r}")
+        names = [n for n in names if not chosen or env_name(n) in chosen.split(",")]
     # the copy carries the Env's name (a folder-safe word), never its import path
     return [(nb, rel.with_name(f"{rel.stem}_{env_name(name)}{rel.suffix}").as_posix(), dict(env_name=name)) for name in names]
 
@@ -139,9 +144,9 @@ def plan_job(job: str,  # "main" or "study"
         src = nb.relative_to(nbs).as_posix()
         for _, rel, extra in notebook_copies(pm, nb, nbs, prof.name, envs if decl["job"] == job else None):
             (copies if decl["job"] == job else others.setdefault(src, [])).append((src, rel, extra, decl))
-    by_source = {}
-    for src, rel, _, _ in copies:
-        by_source.setdefault(src.removesuffix(".ipynb"), []).append(rel)
+    by_source = {}  # notebook -> its copies, each with its environment (None for a notebook over all of them)
+    for src, rel, extra, _ in copies:
+        by_source.setdefault(src.removesuffix(".ipynb"), []).append((rel, extra.get("env_name")))
     for src, rel, extra, decl in copies:
         declared = pm.inspect_notebook(str(nbs / src))
         own = [extra["env_name"]] if "env_name" in extra else list(envs or ENV_NAMES)
@@ -152,8 +157,9 @@ def plan_job(job: str,  # "main" or "study"
             if what in ("data", "surrogates") and (not which or which in ENV_NAMES):
                 for e in [which] if which else own:
                     needs += [data(e)] if what == "data" else [train(e, s) for s in seeds]
-            elif need in by_source:
-                needs += by_source[need]
+            elif need in by_source:  # a per-environment notebook needs the copy of its own environment, where there is one
+                mine = [r for r, e in by_source[need] if e is not None and e == extra.get("env_name")]
+                needs += mine or [r for r, _ in by_source[need]]
             else:
                 raise ValueError(f"{src}: needs {need!r}, which is neither data[:<env>], surrogates[:<env>] "
                                  f"nor a notebook of the {job} job ({', '.join(sorted(by_source))})")
