@@ -9,6 +9,7 @@ import json
 import os
 from pathlib import Path
 from types import MappingProxyType
+from typing import Sequence
 
 from .core import get_profile
 from .jobs import JOBS, JobRun, Task
@@ -24,8 +25,11 @@ COST_TABLES = MappingProxyType({"main": "reproduce_cost", "study": "study_cost"}
 def job_cost(run: JobRun,  # the run as it started
              tasks: list[Task], records: list[dict],  # its plan, and what `run_lanes` recorded of each task it ran
              ledger: dict,  # task key -> what its last run recorded
-             wall: float) -> dict:  # seconds the run took
-    "The cost record of one run of a job: this run's tasks, and the ledger's for the tasks it reused or did not run."
+             wall: float,  # seconds the run took
+             others: Sequence[Task] = (),  # the job's tasks an `--only` run leaves out: their rows are kept from `previous`
+             previous: dict | None = None,  # the cost record this run replaces (`tables/<name>.json` of its output root)
+             ) -> dict:
+    "The cost record of one run of a job: this run's tasks, the ledger's for those it reused, the last record's for the rest."
     prov = run.prov
     ran = {r["key"]: r for r in records}
     rows = []
@@ -36,6 +40,12 @@ def job_cost(run: JobRun,  # the run as it started
                          start=r["start"] if fresh else None, seconds=r["seconds"] if r else e.get("seconds"),
                          made_by="this run" if fresh else e.get("run"), commit=prov["commit"] if fresh else e.get("commit"),
                          dirty=prov["dirty"] if fresh else e.get("dirty")))
+    earlier = {r["key"]: r for r in (previous or {}).get("tasks", [])}
+    for t in others:  # a run of some pieces keeps the record of the run that made the others
+        p = earlier.get(t.key) or {}
+        by = previous["started"] if p.get("made_by") == "this run" else p.get("made_by")
+        rows.append(dict(key=t.key, kind=t.kind, timed=t.timed, lane=None, start=None, seconds=p.get("seconds"),
+                         made_by=by, commit=p.get("commit"), dirty=p.get("dirty")))
     return dict(job=run.job, command=JOBS[run.job], profile=get_profile(run.profile).name, lanes=run.lanes,
                 cores=len(os.sched_getaffinity(0)), started=run.started, wall_seconds=round(wall, 1),
                 only=list(run.only) if run.only else None, commit=prov["commit"], dirty=prov["dirty"], code=run.digest,
@@ -50,7 +60,7 @@ def job_cost_markdown(cost: dict) -> str:
     lines = [f"One run of `{cost['command']}` (`hnwm {'reproduce' if cost['job'] == 'main' else 'study'} --profile "
              f"{cost['profile']}`){scope} at {code} (code digest `{cost['code']}`), {cost['lanes']} lanes on "
              f"{cost['cores']} cores, started {cost['started']}: {len(fresh)} of {len(rows)} tasks run, "
-             f"{sum(r['made_by'] not in (None, 'this run') for r in rows)} reused from earlier runs, in "
+             f"{sum(r['made_by'] not in (None, 'this run') for r in rows)} made by earlier runs, in "
              f"{cost['wall_seconds'] / 60:.1f} min of wall time"
              + (", then stopped (interrupted, or a task failed): the rest is not run yet." if cost.get("stopped") else "."), "",
              "| kind | tasks | run now | seconds of tasks run now | seconds of all tasks (as last run) |", "|---|---|---|---|---|"]

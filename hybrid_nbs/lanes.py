@@ -314,6 +314,8 @@ def run_job(job: str = "main",  # "main" (`hnwm reproduce`) or "study" (`hnwm st
         digest, prov = code_digest(nbs.parent, modules), provenance(nbs.parent)
         cost_json = out / "tables" / f"{COST_TABLES[job]}.json"
         previous = json.loads(cost_json.read_text()) if cost_json.is_file() else None
+        planned = {t.key for t in tasks}  # an `--only` run's table keeps the last record's rows for the job's other tasks
+        others = [t for t in plan_job(job, prof.name, None, nbs, envs) if t.key not in planned] if only else []
         expected = expected_seconds(tasks, prof.name, previous)
         board = Board(f"{job} job [{prof.name}]", tasks, expected, jobs, log=runs / f"{job}_{prof.name}.log",
                       stream=sys.stderr if progress else open(os.devnull, "w"))
@@ -340,13 +342,13 @@ def run_job(job: str = "main",  # "main" (`hnwm reproduce`) or "study" (`hnwm st
             mine = [dict(key=t.key, kind=t.kind, lane=None, start=None, seconds=ledger[t.key]["seconds"], reused=False,
                          timed=t.timed) for t in tasks if ledger.get(t.key, {}).get("run") == started]
             if mine:
-                cost = job_cost(run, tasks, mine, ledger, time.monotonic() - t0)
+                cost = job_cost(run, tasks, mine, ledger, time.monotonic() - t0, others, previous)
                 board.event(f"stopped: {write_job_cost(out, dict(cost, stopped=True))} records what this run finished")
             raise
         table = out / "tables" / f"{COST_TABLES[job]}.md"
         if all(r["reused"] for r in records) and table.is_file():  # keep the record of the run that made everything
             board.event(f"done: nothing ran; {table} still records the run that made it")
         else:
-            cost = job_cost(run, tasks, records, ledger, time.monotonic() - t0)
+            cost = job_cost(run, tasks, records, ledger, time.monotonic() - t0, others, previous)
             board.event(f"done: {write_job_cost(out, cost)}")
     return records

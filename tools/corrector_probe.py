@@ -1,7 +1,7 @@
 """A look at the corrected coarse solve before its sweep: one seed per coarsening factor, on the val plane only.
 
-The corrector's study (`nbs/experiments/_next/corrector*.ipynb`) trains 3 factors x 2 sizes x 3 seeds per grid
-environment and touches test once for its pick. This probe trains seed 0 of the default size for each factor asked
+The corrector's study (`nbs/experiments/corrector*.ipynb`, in `make study`) trains the factors and sizes this probe
+leaves in the running, three seeds each, and touches test once for its pick. This probe trains seed 0 of the default size for each factor asked
 (one thread, checkpoints `ckpt/probe-k<k>-seed0`), then places them and the environment's default surrogate (seed 0,
 trained first if missing) on the **val** accuracy-cost plane at the longest trained horizon beside every solver
 setting: error, CPU time per trajectory at batch 1 and 32 on one thread, the equal-cost error ratio against the
