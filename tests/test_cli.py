@@ -83,7 +83,8 @@ def test_reproduce_writes_runs_and_figures_outside_nbs(tmp_path):
     assert (tmp_path / "figures" / "euler_shock_tubes.png").stat().st_size > 10_000
     assert "Sod" in (tmp_path / "tables" / "euler_validation.md").read_text()
     cost = (tmp_path / "tables" / "reproduce_cost.md").read_text()  # written under --out, never into the checkout
-    assert cost.startswith("<!-- smoke profile") and "One run of `make reproduce`" in cost and "1 of 1 tasks run" in cost
+    assert cost.startswith("<!-- smoke profile") and "One run of `make reproduce`" in cost and "(only 02a_euler_validation)" in cost
+    assert "tasks run, 0 made by earlier runs" in cost and cost.count("| this run |") == 1  # the others: "not run yet"
     assert f"done: {tmp_path / 'tables' / 'reproduce_cost.md'}" in r.stderr
     assert all(p.read_bytes() == b for p, b in before.items()), "reproduce wrote into nbs/"
     assert not list((ROOT / "nbs").rglob("*.partial")) and not (ROOT / "nbs" / "_runs").exists()
