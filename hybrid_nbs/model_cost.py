@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import time
+import warnings
 from typing import Sequence
 
 import torch
@@ -15,7 +16,7 @@ from torch.utils.flop_counter import FlopCounterMode
 from .model import Surrogate
 
 # %% auto #0
-__all__ = ['count_flops', 'inference_benchmark']
+__all__ = ['FORMS', 'count_flops', 'inference_benchmark', 'compiled_copy']
 
 # %% ../nbs/05a_model_cost.ipynb #c006
 def _inputs(model: Surrogate, state_shape: Sequence[int], batch: int):
@@ -58,3 +59,37 @@ def inference_benchmark(model: Surrogate, state_shape: Sequence[int] | None = No
     finally:
         torch.set_num_threads(previous)
     return rows
+
+# %% ../nbs/05a_model_cost.ipynb #mc02
+FORMS = ("eager", "compile", "jit")  # the forms `compiled_copy` knows
+
+
+class _Compiled(torch.nn.Module):
+    "A network in a compiled form that keeps the attribute the surrogate's checks read (the U-Net's grid `factor`)."
+    def __init__(self, net: torch.nn.Module, fast):
+        super().__init__()
+        self.fast, self.factor = fast, getattr(net, "factor", 1)
+
+    def forward(self, x, cond):
+        return self.fast(x, cond)
+
+
+def compiled_copy(model: Surrogate,  # a surrogate (left as it is)
+                  form: str = "compile",  # one of `FORMS`: "eager" (a plain copy), "compile" (`torch.compile`) or "jit" (traced TorchScript)
+                  ) -> Surrogate:
+    "A copy of `model` for inference whose network runs in `form`; everything around the network stays the model's own."
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+    m = copy.deepcopy(model).eval()
+    if form == "compile":
+        # one graph per input shape: the shapes a split meets are few (batch 1, 32 and the remainder)
+        m.net = _Compiled(m.net, torch.compile(m.net, dynamic=False))
+    elif form == "jit":
+        x, _, p = _inputs(m, m.config.state_shape, 1)
+        x = torch.cat([x, x], dim=1) if m.corrector else x  # a corrector's network also sees the coarse solve
+        x = x if m.grid else x.flatten(1)
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore", torch.jit.TracerWarning)  # notes on Python branches the trace freezes
+            cond = m.conditioning(float(m.config.max_horizon or 1.0), p, 1)
+            m.net = _Compiled(m.net, torch.jit.optimize_for_inference(torch.jit.trace(m.net, (x, cond))))
+    return m

@@ -17,12 +17,13 @@ from .hybrid import HybridSimulator
 from .metrics_ci import CI_LEVEL, boot_indices, bootstrap_ci, errorbar_lengths, percentile_interval
 from .solver_runs import richardson_rows, SolverRun
 from .timing import time_interleaved, timing_noise
+from .core import check_positive
 from .units import relative_l2, trajectory_error
 
 # %% auto #0
 __all__ = ['HUGE', 'equal_error_cost', 'pareto_front', 'equal_accuracy_speedup', 'equal_cost_error_ratio', 'accuracy_cost_plane',
-           'headline', 'point_summary', 'summarise_plane', 'plane_markdown', 'headline_markdown', 'mode2_ceilings',
-           'mode2_cost_markdown', 'plot_plane']
+           'Composed', 'Averaged', 'headline', 'point_summary', 'summarise_plane', 'equal_cost_choice',
+           'plane_markdown', 'headline_markdown', 'mode2_ceilings', 'mode2_cost_markdown', 'plot_plane']
 
 # %% ../nbs/10e_speed.ipynb #ea25d297
 def equal_error_cost(ours: list[tuple[float, float]],  # our solver's (error, cost) settings
@@ -137,6 +138,33 @@ def accuracy_cost_plane(env: Env, models: Sequence | Mapping[str, Sequence],  # 
                 seeds=max(len(v) for v in surrogates.values()),
                 cost=cost, **meta)
 
+# %% ../nbs/10e_speed.ipynb #sp02
+class Composed:
+    "A surrogate applied `n` times at horizon T/n, a row of the plane beside the direct call (n = 1)."
+    def __init__(self, model,  # a trained surrogate (anything with its `predict`)
+                 n: int):  # the pieces every horizon is cut into
+        check_positive(n, "n", integer=True)
+        self.model, self.n = model, int(n)
+
+    def predict(self, state, horizon, params):
+        "Raw state(s) `horizon` frames later (a number or an array), as `n` calls of the model at `horizon / n`."
+        for _ in range(self.n):
+            state = self.model.predict(state, horizon / self.n, params)
+        return state
+
+
+class Averaged:
+    "The mean prediction of several operating points (e.g. 1 x 64, 2 x 32 and 4 x 16 of one network), costing their sum."
+    def __init__(self, members: Sequence):  # anything with a surrogate's `predict`
+        if not members:
+            raise ValueError("Averaged needs at least one member")
+        self.members = list(members)
+
+    def predict(self, state, horizon, params):
+        "The members' mean raw prediction."
+        preds = [m.predict(state, horizon, params) for m in self.members]
+        return sum(preds) / len(preds)
+
 # %% ../nbs/10e_speed.ipynb #4be380fc
 def _solver_at(plane: dict, h: int) -> list[dict]:
     return [r for r in plane["rows"] if r["kind"] == "solver" and r.get("h") == h and r["status"] == "ok"]
@@ -196,6 +224,33 @@ def summarise_plane(plane: dict, n_boot: int = 1000, seed: int = 0) -> dict:
     keep = ("env", "n", "horizons", "h_max", "seeds", "cost", "threads", "repeats", "load_before", "load_after", "order",
             "timings")
     return dict({k: plane[k] for k in keep}, points=points, headlines=heads)
+
+# %% ../nbs/10e_speed.ipynb #sp06
+def equal_cost_choice(plane: dict,  # an `accuracy_cost_plane` with the variants as surrogate rows
+                      names: Sequence[str],  # the variants to choose among (row names without " b<batch>")
+                      batch: int = 32,  # the batch size whose cost counts
+                      tolerance: float = 0.02,  # a variant within this fraction of the smallest ratio that costs less wins
+                      ) -> tuple[str, list[dict]]:  # the pick, and one row per variant
+    "Pick the variant with the smallest equal-cost error ratio against the solver front at the plane's longest horizon."
+    h, key = plane["h_max"], plane.get("cost", "cpu")
+    solvers = _solver_at(plane, h)
+    if not solvers or not names:
+        raise ValueError(f"equal_cost_choice needs solver settings and variants at h = {h}, got {len(solvers)} and {len(names)}")
+    cost, err = np.array([np.mean(r[key]) for r in solvers]), np.array([np.mean(r["error"]) for r in solvers])
+    front = pareto_front(cost, err)
+    rows = []
+    for name in names:
+        row = next((r for r in plane["rows"] if r["method"] == f"{name} b{batch}" and r.get("h") == h), None)
+        if row is None:
+            raise ValueError(f"no row {name!r} at batch {batch} and h = {h} on the plane")
+        e, c = float(np.nanmean(row["error"])), float(np.mean(row[key]))
+        ratio, kind = equal_cost_error_ratio(cost[front], err[front], e, c)
+        if kind != "=":  # cheaper than every setting: against the cheapest, which costs more (an upper bound)
+            ratio, kind = e / err[front][np.argmin(cost[front])], "<="
+        rows.append(dict(variant=name, error=e, cost=c, ratio=ratio, kind=kind,
+                         failed=int(np.isnan(row["error_seeds"]).any(0).sum())))
+    best = min(r["ratio"] for r in rows)
+    return min((r for r in rows if r["ratio"] <= (1 + tolerance) * best), key=lambda r: r["cost"])["variant"], rows
 
 # %% ../nbs/10e_speed.ipynb #a7c073d6
 _COST = {"cpu": "CPU seconds", "wall": "wall seconds"}
