@@ -22,12 +22,27 @@ __all__ = ['COST_TABLES', 'job_cost', 'job_cost_markdown', 'write_job_cost']
 COST_TABLES = MappingProxyType({"main": "reproduce_cost", "study": "study_cost"})  # job -> its table's name
 
 
+def _page_stamp(task: Task, out: Path) -> dict:
+    "A row's provenance from the stamp of `task`'s published notebook under `out` ({} if it has none): a piece run apart."
+    for w in task.writes:
+        page = Path(out) / w
+        if w.endswith(".ipynb") and page.is_file():
+            try:
+                stamp = json.loads(page.read_text()).get("metadata", {}).get("hybrid_nbs_results") or {}
+            except (OSError, ValueError):  # unreadable: no claim about who made it
+                return {}
+            return dict(made_by=stamp.get("run"), commit=stamp.get("commit"), dirty=stamp.get("dirty"),
+                        seconds=stamp.get("seconds")) if stamp.get("run") else {}
+    return {}
+
+
 def job_cost(run: JobRun,  # the run as it started
              tasks: list[Task], records: list[dict],  # its plan, and what `run_lanes` recorded of each task it ran
              ledger: dict,  # task key -> what its last run recorded
              wall: float,  # seconds the run took
              others: Sequence[Task] = (),  # the job's tasks an `--only` run leaves out: their rows are kept from `previous`
              previous: dict | None = None,  # the cost record this run replaces (`tables/<name>.json` of its output root)
+             out: Path | None = None,  # the output root: a left-out task `previous` lacks is credited to its published page
              ) -> dict:
     "The cost record of one run of a job: this run's tasks, the ledger's for those it reused, the last record's for the rest."
     prov = run.prov
@@ -42,7 +57,7 @@ def job_cost(run: JobRun,  # the run as it started
                          dirty=prov["dirty"] if fresh else e.get("dirty")))
     earlier = {r["key"]: r for r in (previous or {}).get("tasks", [])}
     for t in others:  # a run of some pieces keeps the record of the run that made the others
-        p = earlier.get(t.key) or {}
+        p = earlier.get(t.key) or (_page_stamp(t, out) if out is not None else {})
         by = previous["started"] if p.get("made_by") == "this run" else p.get("made_by")
         rows.append(dict(key=t.key, kind=t.kind, timed=t.timed, lane=None, start=None, seconds=p.get("seconds"),
                          made_by=by, commit=p.get("commit"), dirty=p.get("dirty")))

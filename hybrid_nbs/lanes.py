@@ -342,13 +342,13 @@ def run_job(job: str = "main",  # "main" (`hnwm reproduce`) or "study" (`hnwm st
             mine = [dict(key=t.key, kind=t.kind, lane=None, start=None, seconds=ledger[t.key]["seconds"], reused=False,
                          timed=t.timed) for t in tasks if ledger.get(t.key, {}).get("run") == started]
             if mine:
-                cost = job_cost(run, tasks, mine, ledger, time.monotonic() - t0, others, previous)
+                cost = job_cost(run, tasks, mine, ledger, time.monotonic() - t0, others, previous, out)
                 board.event(f"stopped: {write_job_cost(out, dict(cost, stopped=True))} records what this run finished")
             raise
         table = out / "tables" / f"{COST_TABLES[job]}.md"
         if all(r["reused"] for r in records) and table.is_file():  # keep the record of the run that made everything
             board.event(f"done: nothing ran; {table} still records the run that made it")
         else:
-            cost = job_cost(run, tasks, records, ledger, time.monotonic() - t0, others, previous)
+            cost = job_cost(run, tasks, records, ledger, time.monotonic() - t0, others, previous, out)
             board.event(f"done: {write_job_cost(out, cost)}")
     return records
