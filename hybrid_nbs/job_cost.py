@@ -57,7 +57,9 @@ def job_cost(run: JobRun,  # the run as it started
                          dirty=prov["dirty"] if fresh else e.get("dirty")))
     earlier = {r["key"]: r for r in (previous or {}).get("tasks", [])}
     for t in others:  # a run of some pieces keeps the record of the run that made the others
-        p = earlier.get(t.key) or (_page_stamp(t, out) if out is not None else {})
+        p = earlier.get(t.key) or {}
+        if not p.get("made_by") and out is not None:  # the record never saw it made (a row "not run yet" is no evidence)
+            p = _page_stamp(t, out) or p
         by = previous["started"] if p.get("made_by") == "this run" else p.get("made_by")
         rows.append(dict(key=t.key, kind=t.kind, timed=t.timed, lane=None, start=None, seconds=p.get("seconds"),
                          made_by=by, commit=p.get("commit"), dirty=p.get("dirty")))
