@@ -5,13 +5,15 @@
 # %% ../nbs/06_train.ipynb #c002
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import dataclasses
 import json
+import multiprocessing
 import os
 import time
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -21,7 +23,7 @@ from .capabilities import symmetries_of
 from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, recover_checkpoint, restore_best, save_checkpoint
 from .coarse import build_coarse_cache, cache_starts, coarse_cache_path, CoarseSolve, open_coarse_cache
-from .core import get_profile, make_rng, Profile, set_threads
+from .core import get_profile, make_rng, Profile, set_threads, threads as on_threads, THREADS_ENV_VAR
 from .env import Env
 from .envs import validate_env
 from .loss import horizon_weights, PairLoss, param_stats, validate
@@ -32,7 +34,8 @@ from .store import check_solver, open_store, read_trajectory, stored_params
 from .train_config import lr_at, train_config_for, TrainConfig
 
 # %% auto #0
-__all__ = ['TrainOptions', 'train', 'resolve_arch', 'fresh_model', 'Stepper', 'train_step', 'store_witness', 'TrainJob']
+__all__ = ['TrainOptions', 'train', 'resolve_arch', 'fresh_model', 'Stepper', 'train_step', 'store_witness', 'TrainJob',
+           'train_side_by_side']
 
 # %% ../nbs/06_train.ipynb #c020
 def _distributed() -> tuple[int, int, int, bool]:
@@ -183,7 +186,7 @@ class Stepper:
     opt: torch.optim.Optimizer
     cfg: TrainConfig
     augment: Callable | None = None  # `augmenter`'s random exact symmetry per pair, or none
-    gen: torch.Generator | None = None  # the augmentation's random stream
+    gen: torch.Generator | None = None  # the random stream of the augmentation and the input noise
     device: torch.device | str = "cpu"
     amp: object = None  # a bf16 autocast context on CUDA, else none
 
@@ -198,6 +201,8 @@ def train_step(s: Stepper, batch: tuple, lr: float) -> tuple[torch.Tensor, torch
         x, y, *more = augment(x, y, gen, *more)
     x, y, h, p, *more = (t.to(device, non_blocking=True) for t in (x, y, h, p, *more))  # pinned batches: async
     x, y, *more = (model.state_norm(t) for t in (x, y, *more))
+    if cfg.input_noise:  # the start state only: the target stays the solver's
+        x = x + cfg.input_noise * torch.randn(x.shape, generator=gen).to(device)
     if model.grid:
         x, y, *more = (t.contiguous(memory_format=torch.channels_last) for t in (x, y, *more))
     with amp or contextlib.nullcontext():
@@ -341,3 +346,61 @@ def _train(job: TrainJob, rank: int, world: int, device: torch.device) -> dict:
                 best_epoch=state["best_epoch"], val=state["history"][-1]["val"] if state["history"] else None,
                 train_seconds=round(state["seconds"], 2), wall_seconds=round(time.perf_counter() - t_start, 2),
                 world_size=world, history=state["history"])
+
+# %% ../nbs/06_train.ipynb #sbs02
+def _one_lane(kwargs: dict) -> dict:
+    "`train(**kwargs)` on one thread (numba's and torch's), without a progress bar; options and config arrive as plain dicts."
+    options = TrainOptions(**{**kwargs.get("options", {}), "threads": 1})
+    config = None if kwargs.get("config") is None else TrainConfig.from_dict(kwargs["config"])
+    return train(**{**kwargs, "options": options, "config": config, "progress": False})
+
+
+def train_side_by_side(runs: Sequence[dict],  # `train`'s keyword arguments, one mapping per run (env by name or import path)
+                       lanes: int | None = None,  # processes side by side; None: the cores, at most `$HYBRID_NBS_THREADS`
+                       ) -> list[dict]:  # `train`'s summaries, in the order of `runs`
+    "Train independent runs side by side in `lanes` processes of one thread each; a failed run stops the rest and is named."
+    import importlib
+    import inspect
+    known = set(inspect.signature(train).parameters) - {"progress"}
+    for i, kw in enumerate(runs):
+        if not isinstance(kw, dict) or set(kw) - known or not isinstance(kw.get("env"), str):
+            raise ValueError(f"run {i} must be a mapping of train's arguments ({', '.join(sorted(known))}) with the env by "
+                             f"name or import path (each process builds its own), got {kw!r}")
+    folders = []
+    for kw in runs:  # two runs into one checkpoint folder would wait on each other's lock, then resume each other
+        cfg, opts, seed = kw.get("config"), kw.get("options", TrainOptions()), kw.get("seed", 0)
+        run = opts.run or (f"corrector-k{cfg.coarse_factor}-seed{seed}" if cfg is not None and cfg.coarse_factor else None)
+        folders.append(ckpt_dir(kw["env"], get_profile(kw.get("profile")), seed, kw.get("root"), run))
+    if twice := sorted({str(f) for f in folders if folders.count(f) > 1}):
+        raise ValueError(f"runs must train into distinct checkpoint folders; these are named more than once: {twice}")
+    # plain data cross the process boundary: a class defined in a notebook would not unpickle in another process
+    sent = [{**kw, "options": dataclasses.asdict(kw.get("options", TrainOptions())),
+             "config": None if kw.get("config") is None else kw["config"].to_dict()} for kw in runs]
+    cap = os.environ.get(THREADS_ENV_VAR, "")
+    cores = len(os.sched_getaffinity(0))
+    if lanes is None:
+        lanes = min(cores, int(cap)) if cap.isdigit() and int(cap) > 0 else cores
+    elif isinstance(lanes, bool) or not isinstance(lanes, int) or lanes < 1:
+        raise ValueError(f"lanes must be a positive integer, got {lanes!r}")
+    lanes = max(1, min(lanes, len(runs)))
+    if lanes == 1:
+        with on_threads(1):  # the caller's thread count comes back afterwards
+            return [_run_named(i, folders[i], lambda: _one_lane(plain)) for i, plain in enumerate(sent)]
+    ctx = multiprocessing.get_context("spawn")  # a fork of a process holding torch's thread pools can hang
+    with concurrent.futures.ProcessPoolExecutor(lanes, mp_context=ctx) as pool:
+        # by module path: a spawned process imports the package's function, never a notebook's namespace
+        lane = importlib.import_module("hybrid_nbs.train")._one_lane
+        futures = [pool.submit(lane, plain) for plain in sent]
+        try:
+            return [_run_named(i, folders[i], f.result) for i, f in enumerate(futures)]
+        except BaseException:
+            pool.shutdown(cancel_futures=True)  # the runs already training finish (a rerun resumes them)
+            raise
+
+
+def _run_named(i: int, folder: Path, get: Callable) -> dict:
+    "The summary `get` returns, or a `RuntimeError` naming the failed run and its checkpoint folder."
+    try:
+        return get()
+    except Exception as e:
+        raise RuntimeError(f"training run {i} ({folder}) failed: {type(e).__name__}: {e}") from e

@@ -23,7 +23,7 @@ __all__ = ['TrainConfig', 'train_config_for', 'lr_at']
 # %% ../nbs/06b_train_config.ipynb #c005
 # fields added after checkpoints were first written, with the behaviour of a checkpoint that predates them
 _ADDED_FIELDS = {"initial_frac": 0.0, "augment": False, "mixed_precision": False, "horizon_weighting": "uniform",
-                 "coarse_factor": 0, "coarse_stride": 8}
+                 "coarse_factor": 0, "coarse_stride": 8, "input_noise": 0.0}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,6 +51,7 @@ class TrainConfig:
     horizon_weighting: str = "uniform"  # "uniform": every pair alike; "persistence": each horizon by 1 / its persistence MSE
     coarse_factor: int = 0  # 0: the paper's surrogate; k >= 2: a corrector of the solver run k times coarser (`coarse`)
     coarse_stride: int = 8  # a corrector's pairs start on every `coarse_stride`-th frame (the cached coarse solves')
+    input_noise: float = 0.0  # std of Gaussian noise added to each normalised start state (0: none; targets stay clean)
 
     def __post_init__(self):
         for f in dataclasses.fields(self):  # a numpy number (from an array, a sweep) would reach the checkpoint's JSON
@@ -61,6 +62,8 @@ class TrainConfig:
                 raise ValueError(f"TrainConfig.{f} must be a positive integer, got {getattr(self, f)!r}")
         if self.pairs_per_epoch < self.batch_size:
             raise ValueError(f"TrainConfig.pairs_per_epoch ({self.pairs_per_epoch}) must be >= batch_size ({self.batch_size})")
+        if not (isinstance(self.input_noise, (int, float)) and math.isfinite(self.input_noise) and 0 <= self.input_noise < 1):
+            raise ValueError(f"TrainConfig.input_noise is a std in units of a channel's std: a number in [0, 1), got {self.input_noise!r}")
         if self.horizon_weighting not in ("uniform", "persistence"):
             raise ValueError(f"TrainConfig.horizon_weighting must be 'uniform' or 'persistence', got {self.horizon_weighting!r}")
         if self.chain_grad not in ("stop", "full"):
