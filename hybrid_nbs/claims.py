@@ -107,10 +107,12 @@ RULES = {  # written before the numbers; `claim_rows` applies them mechanically
 }
 
 
-def rules_markdown() -> str:
-    "The verdict rules as a table: per claim, the statistic, the operating point, the paper's magnitude and the rule."
-    lines = ["| # | statistic | operating point | the paper's magnitude | rule |", "|---|---|---|---|---|"]
-    lines += [f"| {c} | {r['statistic']} | {r['point']} | {r['magnitude']} | {r['rule']} |" for c, r in RULES.items()]
+def rules_markdown(rules: Mapping[str, dict] | None = None,  # claim -> statistic, point, magnitude, rule; None: `RULES`
+                   magnitude: str = "the paper's magnitude",  # the magnitude column's heading
+                   ) -> str:
+    "The verdict rules as a table: per claim, the statistic, the operating point, the magnitude and the rule."
+    lines = [f"| # | statistic | operating point | {magnitude} | rule |", "|---|---|---|---|---|"]
+    lines += [f"| {c} | {r['statistic']} | {r['point']} | {r['magnitude']} | {r['rule']} |" for c, r in (rules or RULES).items()]
     return "\n".join(lines) + "\n"
 
 # %% ../nbs/10d_claims.ipynb #6667717f

@@ -16,9 +16,9 @@ from typing import Mapping
 import numpy as np
 
 # %% auto #0
-__all__ = ['SPLITS', 'IN_DISTRIBUTION', 'HALF_SPLITS', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'THREADS_ENV_VAR', 'Profile',
-           'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads', 'check_positive', 'check_array',
-           'real_array']
+__all__ = ['SPLITS', 'IN_DISTRIBUTION', 'HALF_SPLITS', 'LONG_SPLITS', 'PROFILE_ENV_VAR', 'PROFILES', 'THREADS_ENV_VAR',
+           'LANE_ENV', 'Profile', 'get_profile', 'check_split', 'make_rng', 'set_threads', 'threads',
+           'restored_environ', 'check_positive', 'check_array', 'real_array']
 
 # %% ../nbs/00_core.ipynb #c005
 SPLITS = ("train", "val", "calib", "test", "ood_near", "ood_far")
@@ -111,6 +111,8 @@ os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
 
 THREADS_ENV_VAR = "HYBRID_NBS_THREADS"  # a cap on every `set_threads` of the process: a job's lane sets it to 1
+LANE_ENV = MappingProxyType({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
+                             THREADS_ENV_VAR: "1"})  # the environment of a one-thread process: a job's lane, a side-by-side training
 
 
 def set_threads(n: int):  # threads for numba (at most its `NUMBA_NUM_THREADS`) and torch
@@ -135,6 +137,19 @@ def threads(n: int):
         yield
     finally:
         set_threads(previous)
+
+
+@contextmanager
+def restored_environ():
+    "Context manager: whatever the block sets in `os.environ` (for the processes it starts, or a library's leak) is undone at its end."
+    saved = dict(os.environ)
+    try:
+        yield os.environ
+    finally:
+        for k in set(os.environ) - set(saved):
+            del os.environ[k]
+        os.environ.update(saved)
+
 
 # %% ../nbs/00_core.ipynb #c019
 def check_positive(value, name: str, integer: bool = False):

@@ -20,7 +20,7 @@ import numpy as np
 import zarr
 
 from .capabilities import family_of
-from .core import check_split, get_profile, make_rng, Profile, set_threads, SPLITS, threads
+from .core import check_split, get_profile, make_rng, Profile, restored_environ, set_threads, SPLITS, threads
 from .env import STORE_DTYPE, Env, channel_axis
 from .envs import env_path, validate_env
 from .paths import exclusive, store_path
@@ -174,8 +174,11 @@ def dask_client(scheduler: str | None = None, workers: int | None = None):
         # no dashboard, and the scheduler's HTTP server (health, metrics) on a free port: on its default, 8787, taken
         # by any other cluster on this machine, distributed would warn "Port 8787 is already in use" into the output
         http = dict(dashboard_address="127.0.0.1:0")
-        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                          scheduler_kwargs=http, silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        # a nanny sets its workers' pre-spawn environment in this process too (distributed's config says it leaks):
+        # MALLOC_TRIM_THRESHOLD_=65536 inherited by a later child (a side-by-side training) made glibc hand freed
+        # memory back after every step, and each epoch took twice as long, half of it in page faults
+        with restored_environ(), LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                              scheduler_kwargs=http, silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
             yield client
 
 

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from types import MappingProxyType
 
-from .core import get_profile, PROFILE_ENV_VAR, THREADS_ENV_VAR
+from .core import get_profile, LANE_ENV, PROFILE_ENV_VAR
 from .envs import env_class
 from .job_cost import COST_TABLES, job_cost, write_job_cost
 from .jobs import code_digest, JOBS, JobRun, plan_job, reusable, Task
@@ -25,15 +25,13 @@ from .paths import checkout_root, env_name, exclusive, project_root, ROOT_ENV_VA
 from .publish import provenance, publish_run, reproduce_out
 
 # %% auto #0
-__all__ = ['PRIOR_SECONDS', 'LANE_ENV', 'default_jobs', 'task_command', 'expected_seconds', 'critical_path', 'Board',
-           'TaskFailed', 'run_lanes', 'run_job']
+__all__ = ['PRIOR_SECONDS', 'default_jobs', 'task_command', 'expected_seconds', 'critical_path', 'Board', 'TaskFailed',
+           'run_lanes', 'run_job']
 
 # %% ../nbs/10i_lanes.ipynb #c018
 PRIOR_SECONDS = MappingProxyType({  # a task's expected seconds before any run has been timed, per profile and kind
     "smoke": dict(data=15, train=20, notebook=40), "laptop": dict(data=150, train=700, notebook=150),
     "paper": dict(data=3600, train=36000, notebook=3600)})
-LANE_ENV = MappingProxyType({"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1",
-                             THREADS_ENV_VAR: "1"})  # a lane's task runs on one thread
 
 
 def default_jobs(gb_per_lane: float = 4.0) -> int:

@@ -23,7 +23,7 @@ from .capabilities import symmetries_of
 from .card import load_norm
 from .checkpoint import CONFIG_FILE, read_checkpoint, recover_checkpoint, restore_best, save_checkpoint
 from .coarse import build_coarse_cache, cache_starts, coarse_cache_path, CoarseSolve, open_coarse_cache
-from .core import get_profile, make_rng, Profile, set_threads, threads as on_threads, THREADS_ENV_VAR
+from .core import get_profile, make_rng, Profile, LANE_ENV, restored_environ, set_threads, threads as on_threads, THREADS_ENV_VAR
 from .env import Env
 from .envs import validate_env
 from .loss import horizon_weights, PairLoss, param_stats, validate
@@ -387,7 +387,9 @@ def train_side_by_side(runs: Sequence[dict],  # `train`'s keyword arguments, one
         with on_threads(1):  # the caller's thread count comes back afterwards
             return [_run_named(i, folders[i], lambda: _one_lane(plain)) for i, plain in enumerate(sent)]
     ctx = multiprocessing.get_context("spawn")  # a fork of a process holding torch's thread pools can hang
-    with concurrent.futures.ProcessPoolExecutor(lanes, mp_context=ctx) as pool:
+    # each process starts with a job lane's environment (one thread in every pool), as the job's own trainings do
+    with restored_environ() as environ, concurrent.futures.ProcessPoolExecutor(lanes, mp_context=ctx) as pool:
+        environ.update(LANE_ENV)
         # by module path: a spawned process imports the package's function, never a notebook's namespace
         lane = importlib.import_module("hybrid_nbs.train")._one_lane
         futures = [pool.submit(lane, plain) for plain in sent]

@@ -71,7 +71,7 @@ LAYERS = {
     "uncertainty": ("errormap", "baselines", "error_head", "conformal", "weighted_conformal", "baselines_fit"),
     "evidence": ("metrics", "metrics_ci", "records", "evidence", "gates"),
     "operation": ("hybrid", "timing", "solver_runs", "speed"),
-    "reporting": ("evaluate", "report", "claims", "dryrun"),
+    "reporting": ("evaluate", "report", "claims", "beyond", "dryrun"),
     "entry": ("pipeline", "jobs", "publish", "job_cost", "lanes", "cli", ""),
 }
 # imports that go up a layer, each with why it stays
