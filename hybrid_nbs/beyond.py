@@ -16,7 +16,7 @@ from .metrics_ci import ci_text
 from .paths import env_name
 
 # %% auto #0
-__all__ = ['BEYOND_RULES', 'load_corrector_results', 'ratio_verdict', 'speedup_verdict', 'corrector_rows', 'beyond_markdown']
+__all__ = ['BEYOND_RULES', 'load_corrector_results', 'interval_verdict', 'corrector_rows', 'beyond_markdown']
 
 # %% ../nbs/10o_beyond.ipynb #bz05
 BEYOND_RULES = {  # issue 37's targets, in the shape of the ledger's claim-6 rule; `corrector_rows` applies them
@@ -52,19 +52,17 @@ def load_corrector_results(folder: str | Path,  # the tables folder
     return out
 
 
-def ratio_verdict(v, kind: str, magnitude: float) -> str:
-    "B1: lower is better; the magnitude cleared by the whole interval, else the no-gain line of 1."
+def interval_verdict(v,  # (estimate, lo, hi)
+                     kind: str,  # "=" for a measured value; "<=" or ">=" for a bound
+                     magnitude: float,  # the target the whole interval must clear for "holds"
+                     higher_is_better: bool = True,  # a speedup; False: an error ratio
+                     ) -> str:
+    "The verdict of B1 and B2: the target cleared by the whole interval, else the no-gain line of 1, else which side of it."
     if kind != "=":
         return "not testable here"
-    return ("holds" if v[2] <= magnitude else "holds in part" if v[2] < 1 else "does not hold" if v[1] > 1
-            else "inconclusive")
-
-
-def speedup_verdict(v, kind: str, magnitude: float) -> str:
-    "B2: higher is better; the magnitude cleared by the whole interval, else the no-gain line of 1."
-    if kind != "=":
-        return "not testable here"
-    return ("holds" if v[1] >= magnitude else "holds in part" if v[1] > 1 else "does not hold" if v[2] < 1
+    s = 1 if higher_is_better else -1  # a ratio is judged as its negative: the same rule, mirrored
+    lo, hi = sorted((s * v[1], s * v[2]))
+    return ("holds" if lo >= s * magnitude else "holds in part" if lo > s else "does not hold" if hi < s
             else "inconclusive")
 
 # %% ../nbs/10o_beyond.ipynb #bz09
@@ -101,11 +99,11 @@ def corrector_rows(results: Mapping[str, dict | None],  # `load_corrector_result
         for b in (1, 32):
             t = _target(res, f"equal-cost error ratio <= 0.5, batch {b}")
             add("B1", env, f"test, batch {b}", f"{'' if t['kind'] == '=' else t['kind'] + ' '}{ci_text(t['value'])}",
-                f"{pick}; CI over test trajectories and warm calls", ratio_verdict(t["value"], t["kind"], 0.5))
+                f"{pick}; CI over test trajectories and warm calls", interval_verdict(t["value"], t["kind"], 0.5, higher_is_better=False))
         for b in (1, 32):
             t = _target(res, f"equal-accuracy speedup >= 3, batch {b}")
             add("B2", env, f"test, batch {b}", f"{'' if t['kind'] == '=' else t['kind'] + ' '}{ci_text(t['value'])}x",
-                f"{pick}; CI over test trajectories and warm calls", speedup_verdict(t["value"], t["kind"], 3.0))
+                f"{pick}; CI over test trajectories and warm calls", interval_verdict(t["value"], t["kind"], 3.0))
         err, cost = _target(res, "Mode 2 at 25 %: error"), _target(res, "Mode 2 at 25 %: >= 3x cheaper")
         r, s = err["value"][0], cost["value"][0]
         verdict = ("holds" if err["met"] and cost["met"] else "holds in part" if r < 1 and s > 1 else "does not hold")

@@ -8,6 +8,8 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import dataclasses
+import importlib
+import inspect
 import json
 import multiprocessing
 import os
@@ -359,8 +361,6 @@ def train_side_by_side(runs: Sequence[dict],  # `train`'s keyword arguments, one
                        lanes: int | None = None,  # processes side by side; None: the cores, at most `$HYBRID_NBS_THREADS`
                        ) -> list[dict]:  # `train`'s summaries, in the order of `runs`
     "Train independent runs side by side in `lanes` processes of one thread each; a failed run stops the rest and is named."
-    import importlib
-    import inspect
     known = set(inspect.signature(train).parameters) - {"progress"}
     for i, kw in enumerate(runs):
         if not isinstance(kw, dict) or set(kw) - known or not isinstance(kw.get("env"), str):
